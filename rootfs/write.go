@@ -1,0 +1,189 @@
+package rootfs
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// File is a file that eksboot owns on the node: its node path, its full content and its
+// permission bits.
+type File struct {
+	Path string
+	Data []byte
+	Mode fs.FileMode
+	// Secret marks content that must never be printed (diffs show a digest instead).
+	Secret bool
+}
+
+// Change is what applying one File (or removing one) would do.
+type Change struct {
+	// Path is the node path.
+	Path string
+	// Old is the current content; nil when the file does not exist.
+	Old []byte
+	// New is the wanted content; nil when the file is to be removed.
+	New []byte
+	// Mode is the wanted permission bits.
+	Mode fs.FileMode
+	// Remove is set when the file is to be deleted.
+	Remove bool
+	// Secret marks content that must never be printed.
+	Secret bool
+}
+
+// Created reports whether the change creates a file that does not exist yet.
+func (c Change) Created() bool { return c.Old == nil && !c.Remove }
+
+// Plan compares the wanted files, and the paths that must not exist, with what is under
+// the root, and returns only the changes: files whose bytes or mode differ, and
+// unwanted files that exist. It writes nothing.
+func (r *Root) Plan(files []File, remove []string) ([]Change, error) {
+	var changes []Change
+	for _, f := range files {
+		old, mode, err := r.current(f.Path)
+		if err != nil {
+			return nil, err
+		}
+		if old != nil && bytes.Equal(old, f.Data) && mode == f.Mode.Perm() {
+			continue
+		}
+		data := f.Data
+		if data == nil {
+			data = []byte{}
+		}
+		changes = append(changes, Change{Path: f.Path, Old: old, New: data, Mode: f.Mode.Perm(), Secret: f.Secret})
+	}
+	for _, p := range remove {
+		old, _, err := r.current(p)
+		if err != nil {
+			return nil, err
+		}
+		if old != nil {
+			changes = append(changes, Change{Path: p, Old: old, Remove: true})
+		}
+	}
+	return changes, nil
+}
+
+// current returns the content and mode of the node file p, or nil when it is missing.
+func (r *Root) current(p string) ([]byte, fs.FileMode, error) {
+	hp, err := r.Resolve(p)
+	if err != nil {
+		return nil, 0, err
+	}
+	st, err := os.Stat(hp)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, 0, nil
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("%s: %w", p, err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, 0, fmt.Errorf("%s: not a regular file", p)
+	}
+	data, err := os.ReadFile(hp)
+	if err != nil {
+		return nil, 0, fmt.Errorf("%s: %w", p, err)
+	}
+	return data, st.Mode().Perm(), nil
+}
+
+// Apply carries out the changes in order, each one atomically. It stops at the first
+// error; the files already changed stay changed, each one whole.
+func (r *Root) Apply(changes []Change) error {
+	for _, c := range changes {
+		var err error
+		if c.Remove {
+			err = r.remove(c.Path)
+		} else {
+			err = r.WriteFile(c.Path, c.New, c.Mode)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WriteFile replaces the node file p with data atomically: the data goes to a
+// temporary file in the same directory, which is synced, given its mode and renamed over
+// p; then the directory is synced so the rename survives a crash. Missing parent
+// directories are created with mode 0755.
+func (r *Root) WriteFile(p string, data []byte, mode fs.FileMode) error {
+	hp, err := r.Resolve(p)
+	if err != nil {
+		return err
+	}
+	dir := filepath.Dir(hp)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("write %s: %w", p, err)
+	}
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(hp)+".eksboot-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", p, err)
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			_ = tmp.Close()
+			_ = os.Remove(tmp.Name())
+		}
+	}()
+	if _, err := tmp.Write(data); err != nil {
+		return fmt.Errorf("write %s: %w", p, err)
+	}
+	if err := tmp.Chmod(mode.Perm()); err != nil {
+		return fmt.Errorf("write %s: %w", p, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fmt.Errorf("write %s: sync: %w", p, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", p, err)
+	}
+	if err := os.Rename(tmp.Name(), hp); err != nil {
+		return fmt.Errorf("write %s: %w", p, err)
+	}
+	committed = true
+	return syncDir(dir, p)
+}
+
+// remove deletes the node file p and syncs its directory.
+func (r *Root) remove(p string) error {
+	hp, err := r.Resolve(p)
+	if err != nil {
+		return err
+	}
+	if err := os.Remove(hp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("remove %s: %w", p, err)
+	}
+	return syncDir(filepath.Dir(hp), p)
+}
+
+// MkdirAll creates the node directory p and its parents with mode 0755.
+func (r *Root) MkdirAll(p string) error {
+	hp, err := r.Resolve(p)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(hp, 0o755); err != nil {
+		return fmt.Errorf("mkdir %s: %w", p, err)
+	}
+	return nil
+}
+
+func syncDir(dir, p string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", p, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("write %s: sync directory: %w", p, err)
+	}
+	return nil
+}
