@@ -1,0 +1,86 @@
+package bootstrap
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/eksboot/eksboot/rootfs"
+	"github.com/eksboot/eksboot/systemd"
+)
+
+// Action is one systemd operation: daemon-reload, enable, start or restart of a unit.
+type Action struct {
+	Verb string
+	Unit string
+}
+
+func (a Action) String() string { return strings.TrimSpace(a.Verb + " " + a.Unit) }
+
+// Actions works out the systemd operations that the file changes call for, in order:
+// a daemon-reload when unit files changed; containerd (and sandbox-image) restarted
+// when its configuration changed; the BPF mount enabled and started when installed;
+// kubelet enabled, then restarted when anything it reads changed, else only started
+// (a no-op when it is already running). It is pure.
+func Actions(n *Node, changes []rootfs.Change) []Action {
+	changed := map[string]bool{}
+	unitsChanged := false
+	for _, c := range changes {
+		changed[c.Path] = true
+		if strings.HasPrefix(c.Path, "/etc/systemd/system/") {
+			unitsChanged = true
+		}
+	}
+	var acts []Action
+	if unitsChanged {
+		acts = append(acts, Action{Verb: "daemon-reload"})
+	}
+	if n.BPFUnit && changed[pathBPFUnit] {
+		acts = append(acts, Action{"enable", "sys-fs-bpf.mount"}, Action{"start", "sys-fs-bpf.mount"})
+	}
+	containerd := changed[pathContainerdConfig]
+	if containerd {
+		acts = append(acts, Action{"enable", "containerd.service"})
+		if n.SandboxImageUnit {
+			acts = append(acts, Action{"enable", "sandbox-image.service"})
+		}
+		acts = append(acts, Action{"restart", "containerd.service"})
+		if n.SandboxImageUnit {
+			acts = append(acts, Action{"restart", "sandbox-image.service"})
+		}
+	}
+	acts = append(acts, Action{"enable", "kubelet.service"})
+	kubelet := containerd
+	for _, p := range []string{pathCA, pathKubeconfig, pathKubeletConfig, pathKubeletUnit, pathArgsDropIn, pathExtraArgsDropIn, pathSandboxUnit} {
+		kubelet = kubelet || changed[p]
+	}
+	if kubelet {
+		acts = append(acts, Action{"restart", "kubelet.service"})
+	} else {
+		acts = append(acts, Action{"start", "kubelet.service"})
+	}
+	return acts
+}
+
+// apply carries out the actions in order, stopping at the first failure.
+func apply(ctx context.Context, m systemd.Manager, acts []Action) error {
+	for _, a := range acts {
+		var err error
+		switch a.Verb {
+		case "daemon-reload":
+			err = m.Reload(ctx)
+		case "enable":
+			err = m.Enable(ctx, a.Unit)
+		case "start":
+			err = m.Start(ctx, a.Unit)
+		case "restart":
+			err = m.Restart(ctx, a.Unit)
+		default:
+			err = fmt.Errorf("unknown systemd action %q", a.Verb)
+		}
+		if err != nil {
+			return fmt.Errorf("systemd %s: %w", a, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,92 @@
+package bootstrap
+
+import (
+	"context"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/eksboot/eksboot/ec2api"
+	"github.com/eksboot/eksboot/imds"
+	"github.com/eksboot/eksboot/rootfs"
+	"github.com/eksboot/eksboot/systemd"
+)
+
+// Env is the outside world a bootstrap run talks to. Run uses only what is here, so
+// tests replace any part of it; DefaultEnv gives the real one.
+type Env struct {
+	Root   *rootfs.Root
+	Log    *zap.Logger
+	Stdout io.Writer // --dry-run output
+	Getenv func(string) string
+	// IMDS reads the instance facts.
+	IMDS func(ctx context.Context, o imds.Options) (*imds.Facts, error)
+	// EC2 returns the EC2 client for region, its credentials from IMDS at imdsEndpoint.
+	EC2 func(ctx context.Context, region, imdsEndpoint string) (ec2api.API, error)
+	// Systemd connects to the service manager.
+	Systemd func(ctx context.Context) (systemd.Manager, error)
+	// CPUs is the number of CPUs this process may run on.
+	CPUs func() int
+	// LookupHost resolves a host name.
+	LookupHost func(ctx context.Context, host string) ([]string, error)
+	// KubeletVersion runs `kubelet --version`.
+	KubeletVersion func(ctx context.Context) (string, error)
+	// Command runs a helper program of the node image (setup-local-disks, the GPU hook).
+	Command func(ctx context.Context, name string, args ...string) error
+	// Geteuid is the effective user ID.
+	Geteuid func() int
+	// DNSNameAttempts and DNSNameInterval bound the retries while EC2 returns an empty
+	// PrivateDnsName (bootstrap.sh's PRIVATE_DNS_NAME_MAX_ATTEMPTS and _ATTEMPT_INTERVAL).
+	DNSNameAttempts int
+	DNSNameInterval time.Duration
+}
+
+// DefaultEnv returns the real environment for root, logging to log.
+func DefaultEnv(root *rootfs.Root, log *zap.Logger, stdout, stderr io.Writer) *Env {
+	return &Env{
+		Root:   root,
+		Log:    log,
+		Stdout: stdout,
+		Getenv: os.Getenv,
+		IMDS:   imds.Fetch,
+		EC2: func(ctx context.Context, region, imdsEndpoint string) (ec2api.API, error) {
+			cfg, err := ec2api.LoadConfig(ctx, region, imdsEndpoint)
+			if err != nil {
+				return nil, err
+			}
+			return ec2api.New(cfg), nil
+		},
+		Systemd: func(ctx context.Context) (systemd.Manager, error) { return systemd.Connect(ctx) },
+		CPUs:    runtime.NumCPU,
+		LookupHost: func(ctx context.Context, host string) ([]string, error) {
+			return net.DefaultResolver.LookupHost(ctx, host)
+		},
+		KubeletVersion: func(ctx context.Context) (string, error) {
+			out, err := exec.CommandContext(ctx, "kubelet", "--version").Output()
+			return string(out), err
+		},
+		Command: func(ctx context.Context, name string, args ...string) error {
+			cmd := exec.CommandContext(ctx, name, args...)
+			cmd.Stdout, cmd.Stderr = stderr, stderr
+			return cmd.Run()
+		},
+		Geteuid:         os.Geteuid,
+		DNSNameAttempts: envInt(os.Getenv("PRIVATE_DNS_NAME_MAX_ATTEMPTS"), 20) + 1,
+		DNSNameInterval: time.Duration(envInt(os.Getenv("PRIVATE_DNS_NAME_ATTEMPT_INTERVAL"), 6)) * time.Second,
+	}
+}
+
+// envInt parses a non-negative whole number, or gives def.
+func envInt(s string, def int) int {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		return def
+	}
+	return n
+}

@@ -1,0 +1,149 @@
+// Package bootstrap joins an EC2 instance to an EKS cluster, as /etc/eks/bootstrap.sh
+// does: it parses bootstrap.sh's command line, reads the instance's facts, computes the
+// kubelet's configuration, writes it under the root and restarts the units through
+// systemd. Run is the checklist; each step lives in its own file.
+package bootstrap
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+// Options are the inputs of one bootstrap run: bootstrap.sh's flags (with their
+// environment-variable fallbacks) and eksboot's own.
+type Options struct {
+	// ClusterName is the first positional argument.
+	ClusterName string
+
+	// bootstrap.sh's flags, as given (validated by Validate).
+	UseMaxPods            string // --use-max-pods / USE_MAX_PODS: "true" or "false"
+	B64ClusterCA          string // --b64-cluster-ca / B64_CLUSTER_CA
+	APIServerEndpoint     string // --apiserver-endpoint / APISERVER_ENDPOINT
+	KubeletExtraArgs      string // --kubelet-extra-args / KUBELET_EXTRA_ARGS
+	EnableDockerBridge    string // --enable-docker-bridge / ENABLE_DOCKER_BRIDGE (dockerd only: ignored)
+	APIRetryAttempts      string // --aws-api-retry-attempts / API_RETRY_ATTEMPTS
+	DockerConfigJSON      string // --docker-config-json / DOCKER_CONFIG_JSON (dockerd only: ignored)
+	ContainerdConfigFile  string // --containerd-config-file / CONTAINERD_CONFIG_FILE
+	PauseContainerAccount string // --pause-container-account / PAUSE_CONTAINER_ACCOUNT
+	PauseContainerVersion string // --pause-container-version / PAUSE_CONTAINER_VERSION
+	PauseContainerImage   string // PAUSE_CONTAINER_IMAGE (environment only)
+	DNSClusterIP          string // --dns-cluster-ip / DNS_CLUSTER_IP
+	ContainerRuntime      string // --container-runtime / CONTAINER_RUNTIME
+	IPFamily              string // --ip-family / IP_FAMILY
+	ServiceIPv6CIDR       string // --service-ipv6-cidr / SERVICE_IPV6_CIDR
+	ServiceIPv4CIDR       string // --service-ipv4-cidr / SERVICE_IPV4_CIDR
+	EnableLocalOutpost    string // --enable-local-outpost / ENABLE_LOCAL_OUTPOST
+	ClusterID             string // --cluster-id / CLUSTER_ID
+	MountBPFFS            string // --mount-bpf-fs / MOUNT_BPF_FS
+	LocalDisks            string // --local-disks / LOCAL_DISKS
+
+	// eksboot's own flags.
+	Root           string        // --root: the directory that stands for "/"
+	DryRun         bool          // --dry-run: print the changes, write nothing
+	NoRestart      bool          // --no-restart: write, but leave systemd alone
+	IMDSEndpoint   string        // --imds-endpoint (resolved with the environment later)
+	KubeletVersion string        // --kubelet-version
+	LogFormat      string        // --log-format: console or json
+	IMDSTimeout    time.Duration // --imds-timeout
+	SystemdTimeout time.Duration // --systemd-timeout
+	Help           bool          // -h, --help
+}
+
+// envFlag ties a bootstrap.sh flag to its variable and its environment fallback.
+type envFlag struct {
+	name, env, usage string
+	dst              func(*Options) *string
+}
+
+// bootstrapFlags lists bootstrap.sh's flags in the order of its help text. Each one
+// takes a value; when absent, the environment variable of the same name is used.
+var bootstrapFlags = []envFlag{
+	{"use-max-pods", "USE_MAX_PODS", "true: set maxPods in kubelet-config.json from the instance type (true or false)", func(o *Options) *string { return &o.UseMaxPods }},
+	{"b64-cluster-ca", "B64_CLUSTER_CA", "base64-encoded PEM certificate of the cluster CA", func(o *Options) *string { return &o.B64ClusterCA }},
+	{"apiserver-endpoint", "APISERVER_ENDPOINT", "https URL of the cluster's API server", func(o *Options) *string { return &o.APIServerEndpoint }},
+	{"kubelet-extra-args", "KUBELET_EXTRA_ARGS", "extra kubelet arguments, passed verbatim as KUBELET_EXTRA_ARGS", func(o *Options) *string { return &o.KubeletExtraArgs }},
+	{"enable-docker-bridge", "ENABLE_DOCKER_BRIDGE", "dockerd only; ignored with a warning on containerd (true or false)", func(o *Options) *string { return &o.EnableDockerBridge }},
+	{"aws-api-retry-attempts", "API_RETRY_ATTEMPTS", "retries of AWS API calls (a whole number, default 3)", func(o *Options) *string { return &o.APIRetryAttempts }},
+	{"docker-config-json", "DOCKER_CONFIG_JSON", "dockerd only; ignored with a warning on containerd", func(o *Options) *string { return &o.DockerConfigJSON }},
+	{"containerd-config-file", "CONTAINERD_CONFIG_FILE", "containerd config template to use (under --root); SANDBOX_IMAGE in it becomes the pause image", func(o *Options) *string { return &o.ContainerdConfigFile }},
+	{"pause-container-account", "PAUSE_CONTAINER_ACCOUNT", "12-digit AWS account of the pause image's ECR repository", func(o *Options) *string { return &o.PauseContainerAccount }},
+	{"pause-container-version", "PAUSE_CONTAINER_VERSION", "tag of the pause image (default 3.5)", func(o *Options) *string { return &o.PauseContainerVersion }},
+	{"dns-cluster-ip", "DNS_CLUSTER_IP", "cluster DNS IP address(es), comma-separated", func(o *Options) *string { return &o.DNSClusterIP }},
+	{"container-runtime", "CONTAINER_RUNTIME", "container runtime: containerd (the only one supported)", func(o *Options) *string { return &o.ContainerRuntime }},
+	{"ip-family", "IP_FAMILY", "IP family of the cluster: ipv4 or ipv6 (default ipv4)", func(o *Options) *string { return &o.IPFamily }},
+	{"service-ipv6-cidr", "SERVICE_IPV6_CIDR", "IPv6 service CIDR of the cluster (implies --ip-family ipv6)", func(o *Options) *string { return &o.ServiceIPv6CIDR }},
+	{"service-ipv4-cidr", "SERVICE_IPV4_CIDR", "IPv4 service CIDR of the cluster (sets the DNS IP to its .10 address)", func(o *Options) *string { return &o.ServiceIPv4CIDR }},
+	{"enable-local-outpost", "ENABLE_LOCAL_OUTPOST", "local cluster on AWS Outposts (true or false)", func(o *Options) *string { return &o.EnableLocalOutpost }},
+	{"cluster-id", "CLUSTER_ID", "cluster ID, for local clusters on Outposts", func(o *Options) *string { return &o.ClusterID }},
+	{"mount-bpf-fs", "MOUNT_BPF_FS", "mount a BPF file system at /sys/fs/bpf (true or false, default true)", func(o *Options) *string { return &o.MountBPFFS }},
+	{"local-disks", "LOCAL_DISKS", "set up instance-store disks: mount, raid0, raid10 or none", func(o *Options) *string { return &o.LocalDisks }},
+}
+
+// UsageError is a problem with the command line or its values: the process exits with
+// status 2 and nothing is written.
+type UsageError struct{ msg string }
+
+func (e *UsageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &UsageError{msg: fmt.Sprintf(format, args...)}
+}
+
+// NewFlagSet returns the bootstrap command's flags bound to o.
+func NewFlagSet(name string, o *Options) *pflag.FlagSet {
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	fs.SortFlags = false
+	fs.SetOutput(io.Discard)
+	for _, f := range bootstrapFlags {
+		fs.StringVar(f.dst(o), f.name, "", f.usage+" [$"+f.env+"]")
+	}
+	fs.StringVar(&o.Root, "root", "/", "directory that stands for / (every read of node files and every write goes under it)")
+	fs.BoolVar(&o.DryRun, "dry-run", false, "print each file it would write, as a diff against what is there, and the systemd actions; write nothing")
+	fs.BoolVar(&o.NoRestart, "no-restart", false, "write the files but leave systemd alone")
+	fs.StringVar(&o.IMDSEndpoint, "imds-endpoint", "", "instance metadata service URL [$AWS_EC2_METADATA_SERVICE_ENDPOINT, $IMDS_ENDPOINT host[:port]]")
+	fs.StringVar(&o.KubeletVersion, "kubelet-version", "", "kubelet version such as 1.32.9 (default: /etc/eks/kubelet-version.txt, else `kubelet --version`)")
+	fs.StringVar(&o.LogFormat, "log-format", "console", "log format: console or json")
+	fs.DurationVar(&o.IMDSTimeout, "imds-timeout", 60*time.Second, "deadline for reading the instance metadata")
+	fs.DurationVar(&o.SystemdTimeout, "systemd-timeout", 5*time.Minute, "deadline for the systemd jobs (daemon-reload, restarts)")
+	fs.BoolVarP(&o.Help, "help", "h", false, "print this help")
+	return fs
+}
+
+// Parse reads the bootstrap command line (without the command name) and, for each
+// bootstrap.sh flag not given, its environment variable. It checks the form of the
+// command line only; Validate checks the values.
+func Parse(args []string, getenv func(string) string) (Options, error) {
+	var o Options
+	fs := NewFlagSet("bootstrap", &o)
+	if err := fs.Parse(args); err != nil {
+		return o, usagef("%s", strings.TrimSpace(err.Error()))
+	}
+	if o.Help {
+		return o, nil
+	}
+	for _, f := range bootstrapFlags {
+		if !fs.Changed(f.name) {
+			*f.dst(&o) = getenv(f.env)
+		}
+	}
+	o.PauseContainerImage = getenv("PAUSE_CONTAINER_IMAGE")
+	switch pos := fs.Args(); len(pos) {
+	case 0:
+	case 1:
+		o.ClusterName = pos[0]
+	default:
+		return o, usagef("too many arguments %q: want one CLUSTER_NAME (flags take one value each; quote values that contain spaces)", pos)
+	}
+	return o, nil
+}
+
+// Usage writes the bootstrap command's help text.
+func Usage(w io.Writer, prog string) {
+	var o Options
+	fmt.Fprintf(w, "Usage: %s [options] CLUSTER_NAME\n\nJoins this EC2 instance to the EKS cluster CLUSTER_NAME (a drop-in for /etc/eks/bootstrap.sh).\n\nOptions:\n", prog)
+	fmt.Fprint(w, NewFlagSet(prog, &o).FlagUsages())
+}

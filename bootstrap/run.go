@@ -1,0 +1,172 @@
+package bootstrap
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/eksboot/eksboot/rootfs"
+)
+
+// Run joins the node to the cluster: options, instance facts, compute, validate,
+// render, write, restart. Nothing is written until everything has been computed and
+// checked, so bad input or missing facts leave the node untouched.
+func Run(ctx context.Context, o Options, env *Env) error {
+	log := env.Log
+	c, err := step(log, "options", func() (*Config, error) { return Validate(o) })
+	if err != nil {
+		return err
+	}
+	for _, w := range c.Warnings {
+		log.Warn(w)
+	}
+	if env.Root.Dir() == "/" && !o.DryRun && env.Geteuid() != 0 {
+		return errors.New("eksboot bootstrap must run as root to configure this node (use --dry-run to see what it would do)")
+	}
+
+	f, err := step(log, "instance facts", func() (*Facts, error) { return gatherFacts(ctx, c, &o, env) })
+	if err != nil {
+		return err
+	}
+	for _, w := range f.Warnings {
+		log.Warn(w)
+	}
+	logFacts(log, f)
+
+	n, err := step(log, "compute", func() (*Node, error) { return Compute(c, f) })
+	if err != nil {
+		return err
+	}
+	log.Info("node", zap.String("nodeIP", n.NodeIP), zap.Strings("clusterDNS", n.ClusterDNS),
+		zap.Int("maxPods", n.MaxPods), zap.Bool("maxPodsInConfig", c.UseMaxPods), zap.String("pauseImage", n.PauseImage))
+
+	changes, err := step(log, "diff", func() ([]rootfs.Change, error) { return env.Root.Plan(n.Files, n.Remove) })
+	if err != nil {
+		return err
+	}
+	acts := Actions(n, changes)
+	if o.DryRun {
+		printDryRun(env.Stdout, changes, acts, o.NoRestart)
+		return nil
+	}
+
+	if err := localDisks(ctx, c, env); err != nil {
+		return err
+	}
+	if _, err := step(log, "write", func() (int, error) { return len(changes), write(env, n, changes) }); err != nil {
+		return err
+	}
+	if err := gpuHook(ctx, env); err != nil {
+		return err
+	}
+	if o.NoRestart {
+		log.Info("systemd left alone (--no-restart)", zap.Stringers("skipped", acts))
+		return nil
+	}
+	_, err = step(log, "restart", func() (int, error) {
+		sctx, cancel := context.WithTimeout(ctx, o.SystemdTimeout)
+		defer cancel()
+		m, err := env.Systemd(sctx)
+		if err != nil {
+			return 0, fmt.Errorf("connect to systemd: %w", err)
+		}
+		defer m.Close()
+		return len(acts), apply(sctx, m, acts)
+	})
+	return err
+}
+
+// step runs one step of the checklist and logs its outcome and duration.
+func step[T any](log *zap.Logger, name string, fn func() (T, error)) (T, error) {
+	start := time.Now()
+	v, err := fn()
+	d := zap.Duration("took", time.Since(start).Round(time.Microsecond))
+	if err != nil {
+		var ue *UsageError
+		if !errors.As(err, &ue) { // usage errors are reported once, by the caller
+			log.Error("step failed", zap.String("step", name), d, zap.Error(err))
+		}
+		return v, err
+	}
+	log.Info("step done", zap.String("step", name), d)
+	return v, nil
+}
+
+// write creates the directories and applies the file changes, logging each file.
+func write(env *Env, n *Node, changes []rootfs.Change) error {
+	for _, d := range n.Dirs {
+		if err := env.Root.MkdirAll(d); err != nil {
+			return err
+		}
+	}
+	for _, c := range changes {
+		if err := env.Root.Apply([]rootfs.Change{c}); err != nil {
+			return err
+		}
+		verb := "wrote"
+		if c.Remove {
+			verb = "removed"
+		}
+		env.Log.Info(verb, zap.String("path", c.Path), zap.Int("bytes", len(c.New)))
+	}
+	if len(changes) == 0 {
+		env.Log.Info("every file already up to date")
+	}
+	return nil
+}
+
+// printDryRun prints each change as a unified diff and the systemd actions.
+func printDryRun(w io.Writer, changes []rootfs.Change, acts []Action, noRestart bool) {
+	if len(changes) == 0 {
+		fmt.Fprintln(w, "# every file is up to date")
+	}
+	for _, c := range changes {
+		fmt.Fprint(w, c.Diff())
+	}
+	if noRestart {
+		fmt.Fprintln(w, "# systemd: nothing (--no-restart)")
+		return
+	}
+	for _, a := range acts {
+		fmt.Fprintf(w, "# systemd: %s\n", a)
+	}
+}
+
+// localDisks runs the node image's setup-local-disks helper for --local-disks, as
+// bootstrap.sh does. It only makes sense on the node itself (--root /).
+func localDisks(ctx context.Context, c *Config, env *Env) error {
+	if c.LocalDisks == "" || c.LocalDisks == "none" {
+		return nil
+	}
+	if env.Root.Dir() != "/" {
+		env.Log.Warn("--local-disks skipped: instance-store disks are set up only on the node itself (--root /)", zap.String("mode", c.LocalDisks))
+		return nil
+	}
+	if err := env.Command(ctx, "setup-local-disks", c.LocalDisks); err != nil {
+		return fmt.Errorf("--local-disks %s: setup-local-disks: %w", c.LocalDisks, err)
+	}
+	return nil
+}
+
+// gpuHook runs the GPU AMI's /etc/eks/bootstrap-gpu.sh when it is there and
+// executable, as bootstrap.sh does (only on the node itself).
+func gpuHook(ctx context.Context, env *Env) error {
+	const hook = "/etc/eks/bootstrap-gpu.sh"
+	if env.Root.Dir() != "/" {
+		return nil
+	}
+	st, err := os.Stat(hook)
+	if err != nil || st.Mode()&0o111 == 0 {
+		return nil
+	}
+	env.Log.Info("running the GPU bootstrap helper", zap.String("path", hook))
+	if err := env.Command(ctx, hook, "-r", "containerd"); err != nil {
+		return fmt.Errorf("%s: %w", hook, err)
+	}
+	return nil
+}

@@ -1,0 +1,318 @@
+package bootstrap
+
+import (
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Config is a validated bootstrap request: every value parsed into its type. Nothing
+// in it needs checking again.
+type Config struct {
+	ClusterName           string
+	UseMaxPods            bool
+	CA                    []byte // the decoded PEM bundle, written verbatim to ca.crt
+	APIServerEndpoint     string
+	KubeletExtraArgs      string
+	APIRetryAttempts      int
+	ContainerdConfigFile  string // node path, "" for the AMI's or the embedded template
+	PauseContainerAccount string
+	PauseContainerVersion string
+	PauseContainerImage   string
+	DNSClusterIPs         []string // nil: computed from the service CIDR or the VPC
+	IPFamily              string   // "ipv4" or "ipv6"
+	ServiceIPv4CIDR       netip.Prefix
+	ServiceIPv6CIDR       netip.Prefix
+	ClusterID             string
+	MountBPFFS            bool
+	LocalDisks            string // "" or mount, raid0, raid10, none
+	ReservedCPUs          bool   // --reserved-cpus is among the extra args
+	// Warnings are things worth saying that do not stop the run.
+	Warnings []string
+}
+
+var (
+	clusterNameRE   = regexp.MustCompile(`^[0-9A-Za-z][A-Za-z0-9_-]{0,99}$`)
+	accountRE       = regexp.MustCompile(`^[0-9]{12}$`)
+	imageTagRE      = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`)
+	imageRepoRE     = regexp.MustCompile(`^[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)+$`)
+	dnsLabelRE      = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$`)
+	errMissingValue = errors.New("missing value")
+)
+
+// Validate checks every option and returns the typed configuration. All problems are
+// reported together, each naming its flag and what is allowed, as one UsageError.
+func Validate(o Options) (*Config, error) {
+	c := &Config{
+		ClusterName:           o.ClusterName,
+		KubeletExtraArgs:      o.KubeletExtraArgs,
+		ContainerdConfigFile:  o.ContainerdConfigFile,
+		PauseContainerAccount: o.PauseContainerAccount,
+		PauseContainerVersion: o.PauseContainerVersion,
+		PauseContainerImage:   o.PauseContainerImage,
+		ClusterID:             o.ClusterID,
+		LocalDisks:            o.LocalDisks,
+	}
+	var problems []string
+	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+
+	if o.ClusterName == "" {
+		bad("CLUSTER_NAME is missing: give the cluster name as the argument after the flags")
+	} else if !clusterNameRE.MatchString(o.ClusterName) {
+		bad("CLUSTER_NAME %q is not a cluster name: 1-100 letters, digits, '-' or '_', starting with a letter or digit", o.ClusterName)
+	}
+	var err error
+	if c.UseMaxPods, err = parseBool(o.UseMaxPods, true); err != nil {
+		bad("--use-max-pods %q: want true or false", o.UseMaxPods)
+	}
+	if c.MountBPFFS, err = parseBool(o.MountBPFFS, true); err != nil {
+		bad("--mount-bpf-fs %q: want true or false", o.MountBPFFS)
+	}
+	outpost, err := parseBool(o.EnableLocalOutpost, false)
+	if err != nil {
+		bad("--enable-local-outpost %q: want true or false", o.EnableLocalOutpost)
+	} else if outpost {
+		bad("--enable-local-outpost true: local clusters on AWS Outposts are not supported by eksboot yet (see docs/compat.md)")
+	}
+	if bridge, err := parseBool(o.EnableDockerBridge, false); err != nil {
+		bad("--enable-docker-bridge %q: want true or false", o.EnableDockerBridge)
+	} else if bridge {
+		c.Warnings = append(c.Warnings, "--enable-docker-bridge was set but is ignored: it applies to dockerd, and containerd is the runtime")
+	}
+	if o.DockerConfigJSON != "" {
+		c.Warnings = append(c.Warnings, "--docker-config-json was set but is ignored: it applies to dockerd, and containerd is the runtime")
+	}
+
+	switch {
+	case o.B64ClusterCA == "" || o.APIServerEndpoint == "":
+		bad("--b64-cluster-ca and --apiserver-endpoint are both required (eksboot does not look them up with eks:DescribeCluster yet)")
+	}
+	if o.B64ClusterCA != "" {
+		if c.CA, err = decodeCA(o.B64ClusterCA); err != nil {
+			bad("--b64-cluster-ca: %v", err)
+		}
+	}
+	if o.APIServerEndpoint != "" {
+		if err := checkEndpoint(o.APIServerEndpoint); err != nil {
+			bad("--apiserver-endpoint %q: %v; want an https URL such as https://0123ABCD.gr7.us-west-2.eks.amazonaws.com", o.APIServerEndpoint, err)
+		} else {
+			c.APIServerEndpoint = o.APIServerEndpoint
+		}
+	}
+	if err := checkArgs(o.KubeletExtraArgs); err != nil {
+		bad("--kubelet-extra-args: %v", err)
+	}
+	c.ReservedCPUs = strings.Contains(o.KubeletExtraArgs, "--reserved-cpus")
+
+	c.APIRetryAttempts = 3
+	if o.APIRetryAttempts != "" {
+		n, err := strconv.Atoi(o.APIRetryAttempts)
+		if err != nil || n < 0 || n > 100 {
+			bad("--aws-api-retry-attempts %q: want a whole number from 0 to 100", o.APIRetryAttempts)
+		}
+		c.APIRetryAttempts = n
+	}
+	if o.ContainerdConfigFile != "" && !strings.HasPrefix(o.ContainerdConfigFile, "/") {
+		bad("--containerd-config-file %q: want an absolute path", o.ContainerdConfigFile)
+	}
+	if o.PauseContainerAccount != "" && !accountRE.MatchString(o.PauseContainerAccount) {
+		bad("--pause-container-account %q: want a 12-digit AWS account ID", o.PauseContainerAccount)
+	}
+	if c.PauseContainerVersion == "" {
+		c.PauseContainerVersion = "3.5"
+	} else if !imageTagRE.MatchString(c.PauseContainerVersion) {
+		bad("--pause-container-version %q: want an image tag (letters, digits, '.', '_', '-'; at most 128)", o.PauseContainerVersion)
+	}
+	if o.PauseContainerImage != "" && !imageRepoRE.MatchString(o.PauseContainerImage) {
+		bad("PAUSE_CONTAINER_IMAGE %q: want an image repository without a tag, such as registry.example.com/eks/pause", o.PauseContainerImage)
+	}
+
+	switch rt := o.ContainerRuntime; rt {
+	case "", "containerd":
+	case "dockerd":
+		bad("--container-runtime dockerd: containerd is the only supported container runtime as of Kubernetes 1.24")
+	default:
+		bad("--container-runtime %q: want containerd", rt)
+	}
+
+	if o.DNSClusterIP != "" {
+		for _, ip := range strings.Split(o.DNSClusterIP, ",") {
+			if _, err := netip.ParseAddr(ip); err != nil || strings.Contains(ip, "%") {
+				bad("--dns-cluster-ip %q: %q is not an IP address; want one or more IP addresses separated by commas", o.DNSClusterIP, ip)
+				break
+			}
+			c.DNSClusterIPs = append(c.DNSClusterIPs, ip)
+		}
+	}
+	family := strings.ToLower(o.IPFamily)
+	switch family {
+	case "", "ipv4", "ipv6":
+	default:
+		bad("--ip-family %q: want ipv4 or ipv6", o.IPFamily)
+	}
+	if o.ServiceIPv4CIDR != "" {
+		if p, err := netip.ParsePrefix(o.ServiceIPv4CIDR); err != nil || !p.Addr().Is4() {
+			bad("--service-ipv4-cidr %q: want an IPv4 CIDR such as 10.100.0.0/16", o.ServiceIPv4CIDR)
+		} else {
+			c.ServiceIPv4CIDR = p.Masked()
+		}
+	}
+	if o.ServiceIPv6CIDR != "" {
+		if p, err := netip.ParsePrefix(o.ServiceIPv6CIDR); err != nil || !p.Addr().Is6() || p.Addr().Is4In6() {
+			bad("--service-ipv6-cidr %q: want an IPv6 CIDR such as fd00:10:96::/112", o.ServiceIPv6CIDR)
+		} else {
+			c.ServiceIPv6CIDR = p.Masked()
+		}
+		if family == "ipv4" {
+			bad("--service-ipv6-cidr with --ip-family ipv4: the IPv6 service CIDR needs --ip-family ipv6 (or no --ip-family)")
+		}
+		family = "ipv6"
+	}
+	if family == "" {
+		family = "ipv4"
+	}
+	c.IPFamily = family
+	if family == "ipv6" && o.ServiceIPv6CIDR == "" && o.DNSClusterIP == "" {
+		bad("--ip-family ipv6 needs --service-ipv6-cidr or --dns-cluster-ip to set the cluster DNS address")
+	}
+
+	switch o.LocalDisks {
+	case "", "mount", "raid0", "raid10", "none":
+	default:
+		bad("--local-disks %q: want mount, raid0, raid10 or none", o.LocalDisks)
+	}
+	switch o.LogFormat {
+	case "console", "json":
+	default:
+		bad("--log-format %q: want console or json", o.LogFormat)
+	}
+	if o.IMDSTimeout <= 0 {
+		bad("--imds-timeout %v: want a positive duration such as 60s", o.IMDSTimeout)
+	}
+	if o.SystemdTimeout <= 0 {
+		bad("--systemd-timeout %v: want a positive duration such as 5m", o.SystemdTimeout)
+	}
+	if o.KubeletVersion != "" {
+		if _, err := parseKubeletVersion(o.KubeletVersion); err != nil {
+			bad("--kubelet-version %q: want a version such as 1.32.9 or v1.32.9-eks-113cf36", o.KubeletVersion)
+		}
+	}
+	if len(problems) > 0 {
+		return nil, &UsageError{msg: strings.Join(problems, "; ")}
+	}
+	return c, nil
+}
+
+// parseBool accepts exactly "true" and "false"; "" gives def. bootstrap.sh took any
+// other word as false (and ran --enable-docker-bridge's value as a command), which
+// hides typos such as TRUE: here they are errors.
+func parseBool(s string, def bool) (bool, error) {
+	switch s {
+	case "":
+		return def, nil
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, errMissingValue
+}
+
+// decodeCA decodes the base64 CA and checks it is a PEM bundle of certificates.
+func decodeCA(b64 string) ([]byte, error) {
+	clean := strings.Map(func(r rune) rune {
+		if r == ' ' || r == '\n' || r == '\r' || r == '\t' {
+			return -1
+		}
+		return r
+	}, b64)
+	der, err := base64.StdEncoding.DecodeString(clean)
+	if err != nil {
+		return nil, errors.New("not valid base64; want the base64 encoding of the cluster CA's PEM certificate (certificateAuthority.data of eks:DescribeCluster)")
+	}
+	rest := der
+	n := 0
+	for {
+		var block *pem.Block
+		block, rest = pem.Decode(rest)
+		if block == nil {
+			break
+		}
+		if block.Type != "CERTIFICATE" {
+			return nil, fmt.Errorf("decodes to a PEM %q block; want only CERTIFICATE blocks", block.Type)
+		}
+		if _, err := x509.ParseCertificate(block.Bytes); err != nil {
+			return nil, errors.New("decodes to a PEM block that is not a valid X.509 certificate")
+		}
+		n++
+	}
+	if n == 0 || strings.TrimSpace(string(rest)) != "" {
+		return nil, errors.New("does not decode to a PEM certificate; want the base64 encoding of the cluster CA's PEM certificate")
+	}
+	return der, nil
+}
+
+// checkEndpoint accepts https://host[:port][/] with a DNS name or IP address as host.
+func checkEndpoint(s string) error {
+	u, err := url.Parse(s)
+	if err != nil {
+		return errors.New("not a URL")
+	}
+	switch {
+	case u.Scheme != "https":
+		return errors.New("the scheme is not https")
+	case u.User != nil:
+		return errors.New("user info is not allowed")
+	case u.Opaque != "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || strings.ContainsAny(s, "?#"):
+		return errors.New("only scheme, host and port are allowed")
+	}
+	host := u.Hostname()
+	if host == "" {
+		return errors.New("the host is missing")
+	}
+	if port := u.Port(); port != "" {
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return errors.New("the port is not a number from 1 to 65535")
+		}
+	} else if strings.HasSuffix(u.Host, ":") {
+		return errors.New("the port is empty")
+	}
+	if net.ParseIP(host) != nil {
+		return nil
+	}
+	if len(host) > 253 {
+		return errors.New("the host name is too long")
+	}
+	for _, label := range strings.Split(strings.TrimSuffix(host, "."), ".") {
+		if !dnsLabelRE.MatchString(label) {
+			return fmt.Errorf("%q is not a DNS host name", host)
+		}
+	}
+	return nil
+}
+
+// checkArgs rejects characters that cannot reach the kubelet's environment intact
+// through a systemd drop-in.
+func checkArgs(s string) error {
+	for i, r := range s {
+		if r == '\t' {
+			continue
+		}
+		if r < 0x20 || r == 0x7f {
+			what := fmt.Sprintf("control character %U", r)
+			if r == '\n' || r == '\r' {
+				what = "a line break"
+			}
+			return fmt.Errorf("%s at byte %d is not allowed; put all arguments on one line", what, i)
+		}
+	}
+	return nil
+}
