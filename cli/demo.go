@@ -1,0 +1,175 @@
+package cli
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/base64"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"io/fs"
+	"math/big"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/eksboot/eksboot/bootstrap"
+	"github.com/eksboot/eksboot/ec2api/ec2test"
+	"github.com/eksboot/eksboot/imds/imdstest"
+	"github.com/eksboot/eksboot/rootfs"
+)
+
+// runDemo runs the bootstrap end to end on a simulated m5.large in us-west-2: an
+// in-process fake IMDS and EC2 API on 127.0.0.1, a throw-away cluster CA, a temporary
+// root and no systemd. It prints the files written; the log on stderr shows each step
+// and its duration. Nothing leaves the machine.
+func runDemo(args []string, stdout, stderr io.Writer) int {
+	keep := len(args) == 1 && args[0] == "--keep"
+	if len(args) > 0 && !keep {
+		fmt.Fprintf(stderr, "eksboot demo: unexpected arguments %q (only --keep, to keep the temporary root)\n", args)
+		return exitUsage
+	}
+	if err := demo(stdout, stderr, keep); err != nil {
+		fmt.Fprintf(stderr, "eksboot demo: error: %v\n", err)
+		return exitFailure
+	}
+	return exitOK
+}
+
+func demo(stdout, stderr io.Writer, keep bool) error {
+	inst := imdstest.DefaultInstance()
+	metadata, err := imdstest.NewServer(inst)
+	if err != nil {
+		return err
+	}
+	defer metadata.Close()
+	ec2, err := ec2test.NewServer()
+	if err != nil {
+		return err
+	}
+	defer ec2.Close()
+	ec2.AddInstance(inst.InstanceID, inst.LocalHostname)
+
+	// The AWS SDK reads its endpoint and credentials from the environment: point it
+	// at the fake EC2 and give it dummy keys so it never looks for real ones.
+	for k, v := range map[string]string{
+		"AWS_ENDPOINT_URL_EC2":      ec2.URL(),
+		"AWS_ACCESS_KEY_ID":         "AKIDEKSBOOTDEMO",
+		"AWS_SECRET_ACCESS_KEY":     "demo",
+		"AWS_EC2_METADATA_DISABLED": "true",
+	} {
+		if err := os.Setenv(k, v); err != nil {
+			return err
+		}
+	}
+	ca, err := demoCA()
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "eksboot-demo-")
+	if err != nil {
+		return err
+	}
+	if !keep {
+		defer os.RemoveAll(dir)
+	}
+	root, err := rootfs.New(dir)
+	if err != nil {
+		return err
+	}
+	o, err := bootstrap.Parse([]string{
+		"demo-cluster",
+		"--b64-cluster-ca", base64.StdEncoding.EncodeToString(ca),
+		"--apiserver-endpoint", "https://0123456789ABCDEF0123456789ABCDEF.gr7.us-west-2.eks.amazonaws.com",
+		"--kubelet-extra-args", "--node-labels=eksboot.dev/demo=true",
+		"--root", dir,
+		"--imds-endpoint", metadata.URL(),
+		"--kubelet-version", "v1.32.9-eks-113cf36",
+		"--no-restart",
+	}, func(string) string { return "" })
+	if err != nil {
+		return err
+	}
+	log, err := newLogger("console", stderr)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "eksboot demo: a simulated %s in %s (IMDS %s, EC2 %s), root %s\n\n",
+		inst.InstanceType, inst.Region, metadata.URL(), ec2.URL(), dir)
+	env := bootstrap.DefaultEnv(root, log, stdout, stderr)
+	start := time.Now()
+	if err := bootstrap.Run(context.Background(), o, env); err != nil {
+		return err
+	}
+	_ = log.Sync()
+	took := time.Since(start)
+	if err := printTree(stdout, dir); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "bootstrap took %v; %d IMDS requests, %d EC2 calls\n", took.Round(time.Microsecond),
+		len(metadata.Requests()), ec2.Calls("DescribeInstances")+ec2.Calls("DescribeInstanceTypes"))
+	if keep {
+		fmt.Fprintf(stdout, "the root is kept in %s\n", dir)
+	}
+	return nil
+}
+
+// printTree prints every file under dir with its mode and content.
+func printTree(w io.Writer, dir string) error {
+	var paths []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			paths = append(paths, p)
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		st, err := os.Stat(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		fmt.Fprintf(w, "==> /%s (%04o, %d bytes)\n", rel, st.Mode().Perm(), len(b))
+		if filepath.Base(p) == "ca.crt" {
+			fmt.Fprintf(w, "(the cluster CA: not printed)\n\n")
+			continue
+		}
+		fmt.Fprintf(w, "%s\n", b)
+	}
+	return nil
+}
+
+// demoCA returns a throw-away self-signed CA certificate in PEM.
+func demoCA() ([]byte, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "kubernetes"},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(24 * time.Hour),
+		IsCA:                  true,
+		BasicConstraintsValid: true,
+		KeyUsage:              x509.KeyUsageCertSign,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return nil, err
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), nil
+}
