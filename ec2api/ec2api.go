@@ -1,0 +1,77 @@
+// Package ec2api makes the two EC2 calls bootstrap.sh makes: DescribeInstances, for
+// the node's private DNS name (the kubelet's node name), and DescribeInstanceTypes,
+// for the facts behind the max-pods calculator when the embedded table does not know
+// the instance type. It uses aws-sdk-go-v2; callers depend on the API interface so
+// that they can fake it.
+package ec2api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+
+	"github.com/eksboot/eksboot/maxpods"
+)
+
+// MaxAttempts bounds the attempts of each EC2 call (the first try included) in a
+// config made by LoadConfig.
+const MaxAttempts = 3
+
+// ErrEmptyDNSName means EC2 reported no private DNS name for the instance (yet).
+// bootstrap.sh retries in that case; callers may too.
+var ErrEmptyDNSName = errors.New("empty private DNS name")
+
+// ErrUnknownInstanceType means EC2 does not know the instance type
+// (InvalidInstanceType, or an empty answer).
+var ErrUnknownInstanceType = errors.New("unknown instance type")
+
+// API is what eksboot needs from EC2 (an interface so callers can fake it).
+type API interface {
+	// PrivateDNSName returns the private DNS name of instanceID.
+	PrivateDNSName(ctx context.Context, instanceID string) (string, error)
+	// InstanceTypeInfo returns the EC2 facts about instanceType that the max-pods
+	// calculator needs.
+	InstanceTypeInfo(ctx context.Context, instanceType string) (maxpods.TypeInfo, error)
+}
+
+// Client implements API with an aws-sdk-go-v2 EC2 client.
+type Client struct {
+	ec2 *ec2.Client
+}
+
+var _ API = (*Client)(nil)
+
+// LoadConfig builds the AWS config for region: the SDK's default chain
+// (config.LoadDefaultConfig) with region, a standard retryer bounded to MaxAttempts
+// attempts per call, and, when imdsEndpoint is not empty, that IMDS endpoint for the
+// instance-profile credential provider (so it uses the same IMDS as the rest of
+// eksboot). The SDK's endpoint variables (AWS_ENDPOINT_URL_EC2, AWS_ENDPOINT_URL) and
+// credential variables are honoured. An empty region leaves the SDK's own region
+// resolution (AWS_REGION, shared config). Nothing is sent until a call is made; give
+// each call a ctx with a deadline.
+func LoadConfig(ctx context.Context, region, imdsEndpoint string) (aws.Config, error) {
+	opts := []func(*config.LoadOptions) error{
+		config.WithRegion(region),
+		config.WithRetryer(func() aws.Retryer {
+			return retry.NewStandard(func(o *retry.StandardOptions) { o.MaxAttempts = MaxAttempts })
+		}),
+	}
+	if imdsEndpoint != "" {
+		opts = append(opts, config.WithEC2IMDSEndpoint(imdsEndpoint))
+	}
+	cfg, err := config.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return aws.Config{}, fmt.Errorf("loading aws config for region %q: %w", region, err)
+	}
+	return cfg, nil
+}
+
+// New returns a Client that makes its calls with cfg (usually from LoadConfig).
+func New(cfg aws.Config) *Client {
+	return &Client{ec2: ec2.NewFromConfig(cfg)}
+}
