@@ -1,0 +1,112 @@
+package bootstrap
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func noEnv(string) string { return "" }
+
+func TestParseForms(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want func(o Options) string // "" when o is as wanted, else what is wrong
+	}{
+		{
+			name: "space-separated values, value starting with --",
+			args: []string{"my-cluster", "--kubelet-extra-args", "--max-pods=58 --node-labels=a=b", "--use-max-pods", "false"},
+			want: func(o Options) string {
+				if o.ClusterName != "my-cluster" || o.KubeletExtraArgs != "--max-pods=58 --node-labels=a=b" || o.UseMaxPods != "false" {
+					return "values not taken"
+				}
+				return ""
+			},
+		},
+		{
+			name: "equals form and flags after the cluster name",
+			args: []string{"--dns-cluster-ip=10.0.0.10", "c", "--ip-family=ipv4"},
+			want: func(o Options) string {
+				if o.ClusterName != "c" || o.DNSClusterIP != "10.0.0.10" || o.IPFamily != "ipv4" {
+					return "values not taken"
+				}
+				return ""
+			},
+		},
+		{
+			name: "environment fallbacks, flags win",
+			args: []string{"c", "--pause-container-version", "3.9"},
+			env:  map[string]string{"PAUSE_CONTAINER_VERSION": "3.1", "KUBELET_EXTRA_ARGS": "--v=4", "API_RETRY_ATTEMPTS": "5", "PAUSE_CONTAINER_IMAGE": "r.example.com/pause"},
+			want: func(o Options) string {
+				if o.PauseContainerVersion != "3.9" || o.KubeletExtraArgs != "--v=4" || o.APIRetryAttempts != "5" || o.PauseContainerImage != "r.example.com/pause" {
+					return "env not applied as fallback"
+				}
+				return ""
+			},
+		},
+		{
+			name: "last repeated flag wins",
+			args: []string{"c", "--use-max-pods", "true", "--use-max-pods", "false"},
+			want: func(o Options) string {
+				if o.UseMaxPods != "false" {
+					return "first value kept"
+				}
+				return ""
+			},
+		},
+		{
+			name: "eksboot's own flags",
+			args: []string{"c", "--root", "/tmp/r", "--dry-run", "--no-restart", "--imds-endpoint", "http://127.0.0.1:1", "--log-format", "json"},
+			want: func(o Options) string {
+				if o.Root != "/tmp/r" || !o.DryRun || !o.NoRestart || o.IMDSEndpoint != "http://127.0.0.1:1" || o.LogFormat != "json" {
+					return "own flags not taken"
+				}
+				return ""
+			},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o, err := Parse(tc.args, func(k string) string { return tc.env[k] })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if msg := tc.want(o); msg != "" {
+				t.Errorf("Parse(%q): %s: %+v", tc.args, msg, o)
+			}
+		})
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown flag is not a cluster name", []string{"--foo", "bar", "c"}, "unknown flag: --foo"},
+		{"missing value at the end", []string{"c", "--b64-cluster-ca"}, "flag needs an argument: --b64-cluster-ca"},
+		{"two positionals", []string{"c", "d"}, "too many arguments"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse(tc.args, noEnv)
+			var ue *UsageError
+			if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Parse(%q) error = %v, want a UsageError containing %q", tc.args, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestUsageListsEveryBootstrapFlag(t *testing.T) {
+	var b strings.Builder
+	Usage(&b, "bootstrap.sh")
+	for _, f := range bootstrapFlags {
+		if !strings.Contains(b.String(), "--"+f.name) || !strings.Contains(b.String(), "$"+f.env) {
+			t.Errorf("usage text lacks --%s or $%s", f.name, f.env)
+		}
+	}
+}

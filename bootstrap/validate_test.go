@@ -1,0 +1,163 @@
+package bootstrap
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/base64"
+	"encoding/pem"
+	"errors"
+	"math/big"
+	"strings"
+	"testing"
+	"time"
+)
+
+// testCA returns a self-signed CA certificate in PEM.
+func testCA(t testing.TB) []byte {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "kubernetes"},
+		NotBefore: time.Now(), NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+}
+
+// validArgs is a minimal valid command line; extra flags are appended.
+func validArgs(t testing.TB, extra ...string) []string {
+	return append([]string{"my-cluster",
+		"--b64-cluster-ca", base64.StdEncoding.EncodeToString(testCA(t)),
+		"--apiserver-endpoint", "https://ABCDEF.gr7.us-west-2.eks.amazonaws.com"}, extra...)
+}
+
+func TestValidateDefaults(t *testing.T) {
+	o, err := Parse(validArgs(t), noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Validate(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.UseMaxPods || !c.MountBPFFS || c.IPFamily != "ipv4" || c.PauseContainerVersion != "3.5" || c.APIRetryAttempts != 3 || c.DNSClusterIPs != nil {
+		t.Errorf("defaults: %+v", c)
+	}
+	if !strings.HasPrefix(string(c.CA), "-----BEGIN CERTIFICATE-----") {
+		t.Errorf("CA not decoded: %q", c.CA)
+	}
+}
+
+func TestValidateValues(t *testing.T) {
+	tests := []struct {
+		name  string
+		extra []string
+		check func(c *Config) bool
+	}{
+		{"ipv6 implied by service ipv6 cidr", []string{"--service-ipv6-cidr", "fd00:10:96::/112"}, func(c *Config) bool { return c.IPFamily == "ipv6" }},
+		{"ip family is case-insensitive", []string{"--ip-family", "IPv6", "--dns-cluster-ip", "fd00::a"}, func(c *Config) bool { return c.IPFamily == "ipv6" }},
+		{"dns list", []string{"--dns-cluster-ip", "10.100.0.10,10.100.0.11"}, func(c *Config) bool { return len(c.DNSClusterIPs) == 2 }},
+		{"reserved cpus detected", []string{"--kubelet-extra-args", "--reserved-cpus=0-1"}, func(c *Config) bool { return c.ReservedCPUs }},
+		{"docker flags only warn", []string{"--enable-docker-bridge", "true", "--docker-config-json", "{}"}, func(c *Config) bool { return len(c.Warnings) == 2 }},
+		{"endpoint with port", []string{"--apiserver-endpoint", "https://10.0.0.1:6443"}, func(c *Config) bool { return c.APIServerEndpoint == "https://10.0.0.1:6443" }},
+		{"extra args keep quotes, %, $ and tabs", []string{"--kubelet-extra-args", "--a='x y' --b=\"%n\" --c=$HOME\t--d=\\"}, func(c *Config) bool { return c.KubeletExtraArgs == "--a='x y' --b=\"%n\" --c=$HOME\t--d=\\" }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o, err := Parse(validArgs(t, tc.extra...), noEnv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := Validate(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tc.check(c) {
+				t.Errorf("%+v", c)
+			}
+		})
+	}
+}
+
+// TestValidateRejects checks that each bad value is a UsageError that names its flag.
+func TestValidateRejects(t *testing.T) {
+	notPEM := base64.StdEncoding.EncodeToString([]byte("hello world"))
+	keyPEM := base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: []byte{1}}))
+	badCert := base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: []byte("junk")}))
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no cluster name", validArgs(t)[1:], "CLUSTER_NAME is missing"},
+		{"cluster name with a slash", append([]string{"../etc"}, validArgs(t)[1:]...), "CLUSTER_NAME"},
+		{"no CA", []string{"c", "--apiserver-endpoint", "https://x.example.com"}, "--b64-cluster-ca and --apiserver-endpoint"},
+		{"no endpoint", []string{"c", "--b64-cluster-ca", base64.StdEncoding.EncodeToString(testCA(t))}, "--b64-cluster-ca and --apiserver-endpoint"},
+		{"CA not base64", validArgs(t, "--b64-cluster-ca", "!!not base64!!"), "--b64-cluster-ca: not valid base64"},
+		{"CA not PEM", validArgs(t, "--b64-cluster-ca", notPEM), "--b64-cluster-ca: does not decode to a PEM certificate"},
+		{"CA is a key", validArgs(t, "--b64-cluster-ca", keyPEM), "--b64-cluster-ca: decodes to a PEM \"RSA PRIVATE KEY\" block"},
+		{"CA not X.509", validArgs(t, "--b64-cluster-ca", badCert), "not a valid X.509 certificate"},
+		{"endpoint http", validArgs(t, "--apiserver-endpoint", "http://x.example.com"), "--apiserver-endpoint \"http://x.example.com\": the scheme is not https"},
+		{"endpoint not a URL", validArgs(t, "--apiserver-endpoint", "not a url"), "--apiserver-endpoint"},
+		{"endpoint with two hosts", validArgs(t, "--apiserver-endpoint", "https://a.example.com,b.example.com"), "is not a DNS host name"},
+		{"endpoint with query", validArgs(t, "--apiserver-endpoint", "https://x.example.com/?a=1&b=2"), "only scheme, host and port"},
+		{"endpoint with user", validArgs(t, "--apiserver-endpoint", "https://u:p@x.example.com"), "user info"},
+		{"endpoint bad port", validArgs(t, "--apiserver-endpoint", "https://x.example.com:99999"), "port"},
+		{"dns ip not an ip", validArgs(t, "--dns-cluster-ip", "10.0.0.300"), "--dns-cluster-ip"},
+		{"dns ip list with empty item", validArgs(t, "--dns-cluster-ip", "10.0.0.10,"), "--dns-cluster-ip"},
+		{"ip family ipv5", validArgs(t, "--ip-family", "ipv5"), "--ip-family \"ipv5\": want ipv4 or ipv6"},
+		{"ipv6 cidr with ipv4 family", validArgs(t, "--ip-family", "ipv4", "--service-ipv6-cidr", "fd00::/108"), "--service-ipv6-cidr with --ip-family ipv4"},
+		{"ipv6 without cidr or dns", validArgs(t, "--ip-family", "ipv6"), "--ip-family ipv6 needs --service-ipv6-cidr or --dns-cluster-ip"},
+		{"bad ipv6 cidr", validArgs(t, "--service-ipv6-cidr", "10.0.0.0/16"), "--service-ipv6-cidr"},
+		{"bad ipv4 cidr", validArgs(t, "--service-ipv4-cidr", "10.0.0.0/33"), "--service-ipv4-cidr"},
+		{"use-max-pods TRUE", validArgs(t, "--use-max-pods", "TRUE"), "--use-max-pods \"TRUE\": want true or false"},
+		{"docker bridge runs nothing", validArgs(t, "--enable-docker-bridge", "yes"), "--enable-docker-bridge"},
+		{"dockerd", validArgs(t, "--container-runtime", "dockerd"), "containerd is the only supported container runtime"},
+		{"unknown runtime", validArgs(t, "--container-runtime", "crio"), "--container-runtime"},
+		{"retry attempts", validArgs(t, "--aws-api-retry-attempts", "-1"), "--aws-api-retry-attempts"},
+		{"pause account", validArgs(t, "--pause-container-account", "12345"), "--pause-container-account"},
+		{"pause version", validArgs(t, "--pause-container-version", "3.5 --v=9"), "--pause-container-version"},
+		{"relative containerd config", validArgs(t, "--containerd-config-file", "my.toml"), "--containerd-config-file"},
+		{"local disks", validArgs(t, "--local-disks", "raid5"), "--local-disks"},
+		{"newline in extra args", validArgs(t, "--kubelet-extra-args", "--a=1\nExecStart=/bin/evil"), "--kubelet-extra-args: a line break"},
+		{"NUL in extra args", validArgs(t, "--kubelet-extra-args", "--a=\x00"), "--kubelet-extra-args: control character"},
+		{"outposts", validArgs(t, "--enable-local-outpost", "true"), "--enable-local-outpost true"},
+		{"kubelet version", validArgs(t, "--kubelet-version", "latest"), "--kubelet-version"},
+		{"log format", validArgs(t, "--log-format", "xml"), "--log-format"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o, err := Parse(tc.args, noEnv)
+			if err == nil {
+				_, err = Validate(o)
+			}
+			var ue *UsageError
+			if !errors.As(err, &ue) {
+				t.Fatalf("error = %v, want a UsageError", err)
+			}
+			if !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("error = %q, want one line containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestValidateReportsEveryProblem(t *testing.T) {
+	o, err := Parse([]string{"--ip-family", "ipv5", "--use-max-pods", "yes"}, noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Validate(o)
+	for _, want := range []string{"CLUSTER_NAME", "--ip-family", "--use-max-pods", "--b64-cluster-ca"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error = %v, want it to mention %s", err, want)
+		}
+	}
+}
