@@ -1,0 +1,227 @@
+package kubeletconf
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/netip"
+	"regexp"
+	"strconv"
+
+	"github.com/eksboot/eksboot/assets"
+	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
+)
+
+// Input is everything per-node that goes into kubelet-config.json.
+type Input struct {
+	// ClusterDNS is the list of cluster DNS server IP addresses, written to
+	// .clusterDNS in this order (bootstrap.sh: --dns-cluster-ip split on ',', or the
+	// address derived from the service CIDR). At least one is required.
+	ClusterDNS []string
+
+	// MaxPods is the node's max pods (from the ENI table or the calculator). It is
+	// always used for the kubeReserved memory (11*MaxPods+255 Mi), even when
+	// SetMaxPods is false, as bootstrap.sh does. It must be at least 1.
+	MaxPods int32
+
+	// SetMaxPods writes MaxPods to .maxPods (bootstrap.sh --use-max-pods true, the
+	// default). When false .maxPods keeps the template's value.
+	SetMaxPods bool
+
+	// CPUs is the number of CPUs available to the process (bootstrap.sh's nproc),
+	// used for the kubeReserved CPU. It must be at least 1.
+	CPUs int
+
+	// ProviderID is the node's provider ID, aws:///<availability-zone>/<instance-id>,
+	// written to .providerID. It must not be empty.
+	ProviderID string
+
+	// KubeletVersion is the kubelet's version, major.minor.patch ("1.32.9"); a
+	// leading "v" and a "-..." or "+..." suffix ("v1.32.9-eks-113cf36") are accepted.
+	// For 1.22.0 <= version < 1.27.0 Build sets kubeAPIQPS 10 and kubeAPIBurst 20
+	// unless the template already sets them.
+	KubeletVersion string
+
+	// ReservedCgroups sets .systemReservedCgroup to "/system" and
+	// .kubeReservedCgroup to "/runtime". bootstrap.sh does so unless --reserved-cpus
+	// appears in the kubelet extra arguments.
+	ReservedCgroups bool
+}
+
+// Values that Build writes, as bootstrap.sh does on the containerd path.
+const (
+	// CgroupDriver is the kubelet's cgroup driver (.cgroupDriver).
+	CgroupDriver = "systemd"
+	// SystemReservedCgroup is .systemReservedCgroup when Input.ReservedCgroups is set.
+	SystemReservedCgroup = "/system"
+	// KubeReservedCgroup is .kubeReservedCgroup when Input.ReservedCgroups is set.
+	KubeReservedCgroup = "/runtime"
+	// ReservedEphemeralStorage is .kubeReserved["ephemeral-storage"].
+	ReservedEphemeralStorage = "1Gi"
+	// DefaultKubeAPIQPS is .kubeAPIQPS for kubelets 1.22.0 <= v < 1.27.0.
+	DefaultKubeAPIQPS = 10
+	// DefaultKubeAPIBurst is .kubeAPIBurst for kubelets 1.22.0 <= v < 1.27.0.
+	DefaultKubeAPIBurst = 20
+)
+
+// EvictionHard returns bootstrap.sh's hard eviction thresholds, which replace the
+// template's .evictionHard as a whole.
+func EvictionHard() map[string]string {
+	return map[string]string{
+		"memory.available":  "100Mi",
+		"nodefs.available":  "10%",
+		"nodefs.inodesFree": "5%",
+	}
+}
+
+// Build returns the kubelet configuration for in: the AMI template
+// (assets.KubeletConfig) with bootstrap.sh's edits applied. It is
+// BuildFromTemplate(assets.KubeletConfig, in).
+func Build(in Input) (*kubeletv1beta1.KubeletConfiguration, error) {
+	return BuildFromTemplate(assets.KubeletConfig, in)
+}
+
+// BuildFromTemplate decodes template, a kubelet-config.json, strictly (unknown
+// fields are an error) and applies bootstrap.sh's containerd-path edits, in
+// bootstrap.sh's order:
+//   - clusterDNS = in.ClusterDNS;
+//   - for kubelets 1.22.0 <= v < 1.27.0, kubeAPIQPS 10 and kubeAPIBurst 20 unless
+//     the template sets them;
+//   - evictionHard replaced by EvictionHard();
+//   - kubeReserved replaced by {cpu: ReservedCPU(CPUs)m, ephemeral-storage: 1Gi,
+//     memory: ReservedMemoryMiB(MaxPods)Mi};
+//   - maxPods = in.MaxPods if in.SetMaxPods;
+//   - providerID = in.ProviderID;
+//   - cgroupDriver = systemd, and the reserved cgroups if in.ReservedCgroups.
+//
+// Every invalid input field is reported, joined in one error.
+func BuildFromTemplate(template []byte, in Input) (*kubeletv1beta1.KubeletConfiguration, error) {
+	version, err := in.validate()
+	if err != nil {
+		return nil, err
+	}
+	cfg := &kubeletv1beta1.KubeletConfiguration{}
+	dec := json.NewDecoder(bytes.NewReader(template))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(cfg); err != nil {
+		return nil, fmt.Errorf("decoding kubelet config template: %w", err)
+	}
+
+	cfg.ClusterDNS = append([]string(nil), in.ClusterDNS...)
+	if version.atLeast(1, 22, 0) && !version.atLeast(1, 27, 0) {
+		if cfg.KubeAPIQPS == nil {
+			qps := int32(DefaultKubeAPIQPS)
+			cfg.KubeAPIQPS = &qps
+		}
+		// kubeAPIBurst is not a pointer: 0 is "unset" for the kubelet as for jq's //.
+		if cfg.KubeAPIBurst == 0 {
+			cfg.KubeAPIBurst = DefaultKubeAPIBurst
+		}
+	}
+	cfg.EvictionHard = EvictionHard()
+	cfg.KubeReserved = map[string]string{
+		"cpu":               strconv.Itoa(ReservedCPU(in.CPUs)) + "m",
+		"ephemeral-storage": ReservedEphemeralStorage,
+		"memory":            strconv.Itoa(ReservedMemoryMiB(int(in.MaxPods))) + "Mi",
+	}
+	if in.SetMaxPods {
+		cfg.MaxPods = in.MaxPods
+	}
+	cfg.ProviderID = in.ProviderID
+	cfg.CgroupDriver = CgroupDriver
+	if in.ReservedCgroups {
+		cfg.SystemReservedCgroup = SystemReservedCgroup
+		cfg.KubeReservedCgroup = KubeReservedCgroup
+	}
+	return cfg, nil
+}
+
+// validate checks every field of in and returns the parsed kubelet version.
+func (in Input) validate() (semver, error) {
+	var errs []error
+	if len(in.ClusterDNS) == 0 {
+		errs = append(errs, errors.New("clusterDNS: at least one address is required"))
+	}
+	for i, ip := range in.ClusterDNS {
+		if _, err := netip.ParseAddr(ip); err != nil {
+			errs = append(errs, fmt.Errorf("clusterDNS[%d]: %q is not an IP address", i, ip))
+		}
+	}
+	if in.MaxPods < 1 {
+		errs = append(errs, fmt.Errorf("maxPods: must be at least 1, got %d", in.MaxPods))
+	}
+	if in.CPUs < 1 {
+		errs = append(errs, fmt.Errorf("cpus: must be at least 1, got %d", in.CPUs))
+	}
+	if in.ProviderID == "" {
+		errs = append(errs, errors.New("providerID: must not be empty"))
+	}
+	version, err := parseVersion(in.KubeletVersion)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("kubeletVersion: %w", err))
+	}
+	return version, errors.Join(errs...)
+}
+
+// ReservedCPU returns the CPU, in millicores, that bootstrap.sh reserves for
+// Kubernetes system daemons on a node with cpus CPUs: 6% of the first core, 1% of
+// the second, 0.5% each of the third and fourth and 0.25% of every further core.
+// Each range is truncated to whole millicores separately, as bootstrap.sh's shell
+// arithmetic does (5 CPUs: 82, not 82.5). It returns 0 for cpus < 1.
+func ReservedCPU(cpus int) int {
+	total := cpus * 1000
+	// Ranges in millicores and the share reserved in each, in hundredths of a percent.
+	ranges := []struct{ start, end, basisPoints int }{
+		{0, 1000, 600},
+		{1000, 2000, 100},
+		{2000, 4000, 50},
+		{4000, total, 25},
+	}
+	reserved := 0
+	for _, r := range ranges {
+		if total > r.start {
+			reserved += (min(total, r.end) - r.start) * r.basisPoints / 100 / 100
+		}
+	}
+	return reserved
+}
+
+// ReservedMemoryMiB returns the memory, in MiB, that bootstrap.sh reserves for
+// Kubernetes system daemons on a node running up to maxPods pods: 11*maxPods + 255.
+func ReservedMemoryMiB(maxPods int) int {
+	return 11*maxPods + 255
+}
+
+// semver is a parsed major.minor.patch version.
+type semver struct{ major, minor, patch int }
+
+var versionRE = regexp.MustCompile(`^v?(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)([-+].*)?$`)
+
+// parseVersion parses "1.32.9", "v1.32.9" or "v1.32.9-eks-113cf36".
+func parseVersion(s string) (semver, error) {
+	m := versionRE.FindStringSubmatch(s)
+	if m == nil {
+		return semver{}, fmt.Errorf("%q is not a major.minor.patch version", s)
+	}
+	var parts [3]int
+	for i := range parts {
+		n, err := strconv.Atoi(m[i+1])
+		if err != nil {
+			return semver{}, fmt.Errorf("%q: %w", s, err)
+		}
+		parts[i] = n
+	}
+	return semver{parts[0], parts[1], parts[2]}, nil
+}
+
+// atLeast reports whether v >= major.minor.patch.
+func (v semver) atLeast(major, minor, patch int) bool {
+	if v.major != major {
+		return v.major > major
+	}
+	if v.minor != minor {
+		return v.minor > minor
+	}
+	return v.patch >= patch
+}
