@@ -1,0 +1,16 @@
+package kubeletconf
+
+import (
+	"strings"
+
+	"github.com/eksboot/eksboot/assets"
+)
+
+// ContainerdConfig returns containerd's config.toml: template (assets.ContainerdConfig,
+// or the file given with --containerd-config-file) with every occurrence of
+// assets.SandboxImagePlaceholder ("SANDBOX_IMAGE") replaced by sandboxImage, the
+// pause image reference. Like bootstrap.sh's sed, it is plain text substitution:
+// the template is not parsed and sandboxImage is not quoted or checked.
+func ContainerdConfig(template, sandboxImage string) []byte {
+	return []byte(strings.ReplaceAll(template, assets.SandboxImagePlaceholder, sandboxImage))
+}
