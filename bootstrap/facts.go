@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/aws/smithy-go"
 	"go.uber.org/zap"
 
 	"github.com/eksboot/eksboot/assets"
@@ -204,7 +205,7 @@ func privateDNSName(ctx context.Context, api ec2api.API, apiErr error, inst *imd
 		if err == nil {
 			return name
 		}
-		if !errors.Is(err, ec2api.ErrEmptyDNSName) || i+1 >= attempts {
+		if !dnsNameRetryable(err) || i+1 >= attempts {
 			return fallback(err)
 		}
 		select {
@@ -213,6 +214,15 @@ func privateDNSName(ctx context.Context, api ec2api.API, apiErr error, inst *imd
 		case <-time.After(interval):
 		}
 	}
+}
+
+// dnsNameRetryable reports whether EC2 may still give the name on a later attempt: the
+// name is empty, or the instance is not visible to the API yet (eventual consistency
+// just after launch).
+func dnsNameRetryable(err error) bool {
+	var apiErr smithy.APIError
+	return errors.Is(err, ec2api.ErrEmptyDNSName) ||
+		(errors.As(err, &apiErr) && apiErr.ErrorCode() == "InvalidInstanceID.NotFound")
 }
 
 // maxPods looks the instance type up in the embedded table; for a type the table lacks

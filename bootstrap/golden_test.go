@@ -9,140 +9,40 @@ import (
 	"path/filepath"
 	"reflect"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/eksboot/eksboot/ec2api/ec2test"
-	"github.com/eksboot/eksboot/imds/imdstest"
-	"github.com/eksboot/eksboot/maxpods"
+	"github.com/eksboot/eksboot/internal/goldencase"
 	"github.com/eksboot/eksboot/rootfs"
 )
 
 // goldenDir holds bootstrap.sh's outputs for a set of cases (see testdata/README.md).
 const goldenDir = "../testdata/golden"
 
-// goldenCase is a case.json.
-type goldenCase struct {
-	Name           string            `json:"name"`
-	Args           []string          `json:"args"`
-	KubeletVersion string            `json:"kubelet_version"`
-	NProc          string            `json:"nproc"`
-	Env            map[string]string `json:"env"`
-	Files          map[string]string `json:"files"`
-	IMDS           imdstest.Instance `json:"imds"`
-	DescribeInst   *struct {
-		Reservations []struct {
-			Instances []struct {
-				InstanceID     string `json:"InstanceId"`
-				PrivateDNSName string `json:"PrivateDnsName"`
-			}
-		}
-	} `json:"aws_describe_instances"`
-	DescribeTypes *struct {
-		Hypervisor  string
-		CpuCount    int
-		NetworkInfo struct {
-			Ipv4AddressesPerInterface int
-			MaximumNetworkInterfaces  int
-			DefaultNetworkCardIndex   int
-			NetworkCards              []struct {
-				NetworkCardIndex         int
-				MaximumNetworkInterfaces int
-			}
-		}
-	} `json:"aws_describe_instance_types"`
-}
-
-func loadGoldenCases(t *testing.T) []goldenCase {
-	t.Helper()
-	dirs, err := filepath.Glob(filepath.Join(goldenDir, "*", "case.json"))
-	if err != nil || len(dirs) == 0 {
-		t.Fatalf("no golden cases in %s: %v", goldenDir, err)
-	}
-	var cases []goldenCase
-	for _, p := range dirs {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var c goldenCase
-		if err := json.Unmarshal(b, &c); err != nil {
-			t.Fatalf("%s: %v", p, err)
-		}
-		rc, err := os.ReadFile(filepath.Join(filepath.Dir(p), "exit_code"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if strings.TrimSpace(string(rc)) == "0" {
-			cases = append(cases, c)
-		}
-	}
-	return cases
-}
-
-// fakeAWS starts the fake IMDS and EC2 for a case and points the AWS SDK at them.
-func fakeAWS(t *testing.T, c goldenCase) (*imdstest.Server, *ec2test.Server) {
-	t.Helper()
-	metadata, err := imdstest.NewServer(c.IMDS)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { metadata.Close() })
-	ec2, err := ec2test.NewServer()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ec2.Close() })
-	if c.DescribeInst == nil {
-		ec2.SetError("DescribeInstances", 403, "UnauthorizedOperation", "You are not authorized to perform this operation.")
-	} else {
-		for _, r := range c.DescribeInst.Reservations {
-			for _, i := range r.Instances {
-				ec2.AddInstance(i.InstanceID, i.PrivateDNSName)
-			}
-		}
-	}
-	if d := c.DescribeTypes; d != nil {
-		enis := d.NetworkInfo.MaximumNetworkInterfaces
-		for _, card := range d.NetworkInfo.NetworkCards {
-			if card.NetworkCardIndex == d.NetworkInfo.DefaultNetworkCardIndex {
-				enis = card.MaximumNetworkInterfaces
-			}
-		}
-		ec2.AddInstanceType(c.IMDS.InstanceType, maxpods.TypeInfo{Hypervisor: d.Hypervisor, VCPUs: d.CpuCount, ENIs: enis, IPv4PerENI: d.NetworkInfo.Ipv4AddressesPerInterface})
-	}
-	t.Setenv("AWS_ENDPOINT_URL_EC2", ec2.URL())
-	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDFAKE")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "fake")
-	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
-	return metadata, ec2
-}
-
 // runCase runs eksboot in-process on a golden case into a fresh root and returns it.
-func runCase(t *testing.T, c goldenCase, log *zap.Logger) (string, error) {
+func runCase(t *testing.T, c goldencase.Case, log *zap.Logger, extra ...string) (string, error) {
 	t.Helper()
-	metadata, _ := fakeAWS(t, c)
-	dir := t.TempDir()
-	for p, content := range c.Files {
-		must(t, os.MkdirAll(filepath.Join(dir, filepath.Dir(p)), 0o755))
-		must(t, os.WriteFile(filepath.Join(dir, p), []byte(content), 0o644))
+	fakes, err := c.Start()
+	must(t, err)
+	t.Cleanup(fakes.Close)
+	for k, v := range fakes.Env() {
+		t.Setenv(k, v)
 	}
+	dir := t.TempDir()
+	must(t, c.WriteFiles(dir))
 	root, err := rootfs.New(dir)
 	must(t, err)
 	args := append(append([]string{}, c.Args...), "--root", dir, "--no-restart",
-		"--kubelet-version", c.KubeletVersion, "--imds-endpoint", metadata.URL())
-	o, err := Parse(args, func(k string) string { return c.Env[k] })
+		"--kubelet-version", c.KubeletVersion, "--imds-endpoint", fakes.IMDS.URL())
+	o, err := Parse(append(args, extra...), func(k string) string { return c.Env[k] })
 	if err != nil {
 		return dir, err
 	}
 	env := DefaultEnv(root, log, &bytes.Buffer{}, &bytes.Buffer{})
-	cpus, err := strconv.Atoi(c.NProc)
-	must(t, err)
-	env.CPUs = func() int { return cpus }
+	env.CPUs = c.CPUs
 	env.Getenv = func(k string) string { return c.Env[k] }
 	env.DNSNameAttempts, env.DNSNameInterval = 1, 0
 	return dir, Run(context.Background(), o, env)
@@ -152,14 +52,19 @@ func runCase(t *testing.T, c goldenCase, log *zap.Logger) (string, error) {
 // with what bootstrap.sh wrote: kubelet-config.json as JSON (keys the kubelet treats as
 // unset may be missing), the drop-ins, kubeconfig, CA and containerd config byte for byte.
 func TestGolden(t *testing.T) {
-	for _, c := range loadGoldenCases(t) {
+	cases, err := goldencase.LoadAll(goldenDir)
+	must(t, err)
+	for _, c := range cases {
+		if c.ExitCode != 0 {
+			continue
+		}
 		t.Run(c.Name, func(t *testing.T) {
 			core, logs := observer.New(zap.InfoLevel)
 			dir, err := runCase(t, c, zap.New(core))
 			if err != nil {
 				t.Fatalf("Run: %v", err)
 			}
-			want := filepath.Join(goldenDir, c.Name)
+			want := c.Dir
 			for _, rel := range []string{
 				"var/lib/kubelet/kubeconfig",
 				"etc/kubernetes/pki/ca.crt",
