@@ -1,0 +1,120 @@
+package imdstest
+
+import (
+	"encoding/json"
+	"os"
+	"reflect"
+	"sort"
+	"testing"
+)
+
+// parityCase is one entry of testdata/fake_aws_trees.json: an instance and
+// the paths and bodies the parity tool's fake serves for it.
+type parityCase struct {
+	Case string            `json:"case"`
+	IMDS json.RawMessage   `json:"imds"`
+	Tree map[string]string `json:"tree"`
+}
+
+func loadParityCases(t *testing.T) []parityCase {
+	t.Helper()
+	raw, err := os.ReadFile("testdata/fake_aws_trees.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []parityCase
+	if err := json.Unmarshal(raw, &cases); err != nil {
+		t.Fatalf("testdata/fake_aws_trees.json: %v", err)
+	}
+	if len(cases) == 0 {
+		t.Fatal("testdata/fake_aws_trees.json has no cases")
+	}
+	return cases
+}
+
+func TestBuildTreeMatchesParityFake(t *testing.T) {
+	for _, pc := range loadParityCases(t) {
+		t.Run(pc.Case, func(t *testing.T) {
+			var inst Instance
+			if err := json.Unmarshal(pc.IMDS, &inst); err != nil {
+				t.Fatalf("decode imds: %v", err)
+			}
+			got, err := buildTree(inst)
+			if err != nil {
+				t.Fatalf("buildTree: %v", err)
+			}
+			var paths []string
+			for p := range pc.Tree {
+				paths = append(paths, p)
+			}
+			for p := range got {
+				if _, ok := pc.Tree[p]; !ok {
+					paths = append(paths, p)
+				}
+			}
+			sort.Strings(paths)
+			for _, p := range paths {
+				want, inWant := pc.Tree[p]
+				have, inGot := got[p]
+				switch {
+				case !inGot:
+					t.Errorf("path %q missing", p)
+				case !inWant:
+					t.Errorf("path %q served but the parity fake has no such path", p)
+				case have != want:
+					t.Errorf("path %q:\n got %q\nwant %q", p, have, want)
+				}
+			}
+		})
+	}
+}
+
+func TestDefaultInstanceIsCase01(t *testing.T) {
+	for _, pc := range loadParityCases(t) {
+		if pc.Case != "01-m5large-usw2-vpc192" {
+			continue
+		}
+		var want Instance
+		if err := json.Unmarshal(pc.IMDS, &want); err != nil {
+			t.Fatal(err)
+		}
+		if got := DefaultInstance(); !reflect.DeepEqual(got, want) {
+			t.Errorf("DefaultInstance() = %+v\nwant %+v", got, want)
+		}
+		return
+	}
+	t.Fatal("case 01-m5large-usw2-vpc192 not in testdata")
+}
+
+func TestBuildTreeNeedsVPCCIDR(t *testing.T) {
+	inst := DefaultInstance()
+	inst.VPCIPv4CIDRBlocks = nil
+	if _, err := buildTree(inst); err == nil {
+		t.Fatal("buildTree without vpc-ipv4-cidr-blocks: want an error")
+	}
+	if _, err := NewServer(inst); err == nil {
+		t.Fatal("NewServer without vpc-ipv4-cidr-blocks: want an error")
+	}
+}
+
+func TestQuoteASCII(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+	}{
+		{"plain", "us-west-2", `"us-west-2"`},
+		{"quote and backslash", `a"b\c`, `"a\"b\\c"`},
+		{"short escapes", "\n\r\t\b\f", `"\n\r\t\b\f"`},
+		{"other control and DEL", "\x01\x7f", `"\u0001\u007f"`},
+		{"html kept", "<a>&", `"<a>&"`},
+		{"latin", "é", `"\u00e9"`},
+		{"astral", "😀", `"\ud83d\ude00"`},
+		{"invalid utf-8", "\xff", `"\ufffd"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := quoteASCII(tt.in); got != tt.want {
+				t.Errorf("quoteASCII(%q) = %s, want %s", tt.in, got, tt.want)
+			}
+		})
+	}
+}

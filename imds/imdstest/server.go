@@ -1,0 +1,246 @@
+package imdstest
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Token is the session token every PUT /latest/api/token hands out.
+const Token = "FAKE-IMDSV2-TOKEN-AQAEAxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx=="
+
+const (
+	tokenPath      = "/latest/api/token"
+	tokenHeader    = "X-Aws-Ec2-Metadata-Token"
+	tokenTTLHeader = "X-Aws-Ec2-Metadata-Token-Ttl-Seconds"
+	maxTokenTTL    = 21600
+)
+
+// notFoundPage is the body of every 404, the HTML page the real service sends.
+const notFoundPage = `<?xml version="1.0" encoding="iso-8859-1"?>
+<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.0 Transitional//EN"
+	"http://www.w3.org/TR/xhtml1/DTD/xhtml1-transitional.dtd">
+<html xmlns="http://www.w3.org/1999/xhtml" xml:lang="en" lang="en">
+ <head>
+  <title>404 - Not Found</title>
+ </head>
+ <body>
+  <h1>404 - Not Found</h1>
+ </body>
+</html>
+`
+
+// Request is one request the Server received.
+type Request struct {
+	// Method is the HTTP method, e.g. "GET".
+	Method string
+	// Path is the request path as sent, without the query.
+	Path string
+	// Status is the status code answered; 0 for a request that was hung
+	// (see SetHang) and so never answered.
+	Status int
+}
+
+// Server is a fake IMDSv2 listening on 127.0.0.1. It is safe for concurrent use.
+type Server struct {
+	url  string
+	srv  *http.Server
+	done chan struct{} // closed by Close: releases hung requests
+	quit chan error    // the result of Serve
+
+	mu       sync.Mutex
+	idle     *sync.Cond        // signalled when inflight drops to 0; uses mu
+	inflight int               // handlers running
+	closed   bool              // Close has begun: new requests get 503
+	tree     map[string]string // path without leading "/" -> body
+	hang     map[string]bool   // path without leading "/" -> hang its requests
+	reqs     []Request
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// NewServer starts a fake IMDS for inst on a free port of 127.0.0.1, serving
+// in a goroutine until Close.
+func NewServer(inst Instance) (*Server, error) {
+	tree, err := buildTree(inst)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("imdstest: listen on 127.0.0.1: %w", err)
+	}
+	s := &Server{
+		url:  "http://" + ln.Addr().String(),
+		done: make(chan struct{}),
+		quit: make(chan error, 1),
+		tree: tree,
+		hang: map[string]bool{},
+	}
+	s.idle = sync.NewCond(&s.mu)
+	s.srv = &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: 30 * time.Second,
+		ErrorLog:          log.New(io.Discard, "", 0),
+	}
+	go func() { s.quit <- s.srv.Serve(ln) }()
+	return s, nil
+}
+
+// URL returns the server's base URL, "http://127.0.0.1:PORT".
+func (s *Server) URL() string { return s.url }
+
+// Close releases hung requests, stops the server and waits until its
+// handlers have returned. Calling it again returns the first call's result.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		s.closed = true
+		s.mu.Unlock()
+		close(s.done)
+		err := s.srv.Close()
+		if serveErr := <-s.quit; !errors.Is(serveErr, http.ErrServerClosed) {
+			err = errors.Join(err, serveErr)
+		}
+		s.mu.Lock()
+		for s.inflight > 0 {
+			s.idle.Wait()
+		}
+		s.mu.Unlock()
+		if err != nil {
+			s.closeErr = fmt.Errorf("imdstest: close %s: %w", s.url, err)
+		}
+	})
+	return s.closeErr
+}
+
+// Requests returns a copy of the log of requests received so far, in order.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.reqs...)
+}
+
+// SetOverride replaces the body of path (with or without a leading "/") from
+// now on; a nil body makes the path answer 404. Folder listings are not changed.
+func (s *Server) SetOverride(path string, body *string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	applyOverride(s.tree, path, body)
+}
+
+// SetHang makes requests for path (with or without a leading "/", any method)
+// go unanswered until Close, or until the client gives up, when hang is true;
+// false restores normal answers for new requests.
+func (s *Server) SetHang(path string, hang bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := strings.TrimLeft(path, "/")
+	if hang {
+		s.hang[k] = true
+	} else {
+		delete(s.hang, k)
+	}
+}
+
+// ServeHTTP answers one request the way the simulated IMDS does.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	path, _, _ := strings.Cut(r.RequestURI, "?")
+	key := strings.TrimLeft(path, "/")
+
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		send(w, http.StatusServiceUnavailable, "Service Unavailable", nil)
+		return
+	}
+	s.inflight++
+	hung := s.hang[key]
+	if hung {
+		s.reqs = append(s.reqs, Request{Method: r.Method, Path: path})
+	}
+	s.mu.Unlock()
+	defer s.finished()
+
+	if hung {
+		select {
+		case <-s.done:
+		case <-r.Context().Done():
+		}
+		return
+	}
+	status := s.answer(w, r, path, key)
+	s.mu.Lock()
+	s.reqs = append(s.reqs, Request{Method: r.Method, Path: path, Status: status})
+	s.mu.Unlock()
+}
+
+// finished marks the end of one handler.
+func (s *Server) finished() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.inflight--; s.inflight == 0 {
+		s.idle.Broadcast()
+	}
+}
+
+// answer writes the response to r and returns its status code.
+func (s *Server) answer(w http.ResponseWriter, r *http.Request, path, key string) int {
+	switch r.Method {
+	case http.MethodPut:
+		_, _ = io.Copy(io.Discard, r.Body)
+		if path != tokenPath {
+			return send(w, http.StatusForbidden, "Forbidden", nil)
+		}
+		ttl := r.Header.Get(tokenTTLHeader)
+		if !validTTL(ttl) {
+			return send(w, http.StatusBadRequest, "Bad Request", nil)
+		}
+		return send(w, http.StatusOK, Token, map[string]string{tokenTTLHeader: ttl})
+	case http.MethodGet:
+		if r.Header.Get(tokenHeader) != Token {
+			return send(w, http.StatusUnauthorized, "Unauthorized", nil)
+		}
+		s.mu.Lock()
+		body, ok := s.tree[key]
+		s.mu.Unlock()
+		if !ok {
+			return send(w, http.StatusNotFound, notFoundPage, map[string]string{"Content-Type": "text/html"})
+		}
+		return send(w, http.StatusOK, body, nil)
+	default:
+		return send(w, http.StatusMethodNotAllowed, "Method Not Allowed", nil)
+	}
+}
+
+// validTTL reports whether v is a token TTL the service accepts: 1..21600 seconds.
+func validTTL(v string) bool {
+	if v == "" || strings.Trim(v, "0123456789") != "" {
+		return false
+	}
+	n, err := strconv.Atoi(v)
+	return err == nil && n >= 1 && n <= maxTokenTTL
+}
+
+// send writes a text/plain response (unless headers set another
+// Content-Type) and returns its status code.
+func send(w http.ResponseWriter, status int, body string, headers map[string]string) int {
+	h := w.Header()
+	h.Set("Server", "EC2ws")
+	h.Set("Content-Type", "text/plain")
+	for k, v := range headers {
+		h.Set(k, v)
+	}
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	_, _ = io.WriteString(w, body)
+	return status
+}
