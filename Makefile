@@ -20,11 +20,11 @@ demo: build ## Run the bootstrap end to end on a simulated m5.large (temporary r
 
 .PHONY: test
 test: check ## gofmt, go vet, every test (real systemd over D-Bus when root), a short fuzz run.
-	$(NETNS) sh -c 'ip link set lo up 2>/dev/null; exec $(GO) test -count=1 ./...'
+	$(NETNS) sh -c 'ip link set lo up 2>/dev/null; CGO_ENABLED=0 exec $(GO) test -count=1 ./...'
 
 .PHONY: build
 build: ## Build the static binary into bin/eksboot.
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/eksboot
+	CGO_ENABLED=0 $(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/eksboot
 
 ##@ Checks
 

@@ -115,6 +115,9 @@ func readNodeFiles(c *Config, env *Env, f *Facts) error {
 	f.ContainerdTemplate, f.ContainerdTemplateSource = assets.ContainerdConfig, "embedded"
 	if c.ContainerdConfigFile != "" {
 		b, err := env.Root.ReadFile(c.ContainerdConfigFile)
+		if errors.Is(err, fs.ErrNotExist) {
+			return &UsageError{msg: fmt.Sprintf("--containerd-config-file %q: no such file (under --root %s)", c.ContainerdConfigFile, env.Root.Dir())}
+		}
 		if err != nil {
 			return &UsageError{msg: fmt.Sprintf("--containerd-config-file %q: %v", c.ContainerdConfigFile, err)}
 		}

@@ -1,0 +1,324 @@
+package main
+
+import (
+	"bytes"
+	"debug/elf"
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/eksboot/eksboot/internal/goldencase"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/blackbox from what the binary writes")
+
+const (
+	goldenDir   = "../../testdata/golden"
+	blackboxDir = "../../testdata/blackbox"
+)
+
+// binary is the eksboot binary built once for the package's tests.
+var binary string
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	dir, err := os.MkdirTemp("", "eksboot-blackbox-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "eksboot")
+	build := exec.Command("go", "build", "-o", binary, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// TestStatic checks the binary needs no dynamic loader (it runs on any node image).
+func TestStatic(t *testing.T) {
+	f, err := elf.Open(binary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP || p.Type == elf.PT_DYNAMIC {
+			t.Fatalf("the binary has a %v program header: it is not static", p.Type)
+		}
+	}
+}
+
+// run runs the binary with args and env and returns its exit status and output.
+func run(t *testing.T, env map[string]string, argv0 string, args ...string) (int, string, string) {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	if argv0 != "" {
+		link := filepath.Join(t.TempDir(), argv0)
+		if err := os.Symlink(binary, link); err != nil {
+			t.Fatal(err)
+		}
+		cmd = exec.Command(link, args...)
+	}
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, stdout.String(), stderr.String()
+	case errors.As(err, &exit):
+		return exit.ExitCode(), stdout.String(), stderr.String()
+	}
+	t.Fatalf("run %s: %v", binary, err)
+	return 0, "", ""
+}
+
+// startCase starts the fakes of a golden case and returns the environment and the
+// arguments (the case's, plus the root and the fake IMDS) for the binary.
+func startCase(t *testing.T, name, root string) (map[string]string, []string) {
+	t.Helper()
+	c, err := goldencase.Load(filepath.Join(goldenDir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fakes, err := c.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(fakes.Close)
+	if err := c.WriteFiles(root); err != nil {
+		t.Fatal(err)
+	}
+	env := fakes.Env()
+	for k, v := range c.Env {
+		env[k] = v
+	}
+	args := append([]string{"bootstrap"}, c.Args...)
+	args = append(args, "--root", root, "--no-restart", "--kubelet-version", c.KubeletVersion,
+		"--imds-endpoint", fakes.IMDS.URL())
+	return env, args
+}
+
+// tree returns every file under root as "path mode" -> content.
+func tree(t *testing.T, root string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		out[fmt.Sprintf("%s %04o", rel, info.Mode().Perm())] = string(b)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestBlackbox runs the built binary on golden cases into a temporary root and
+// compares the whole tree, modes included, with testdata/blackbox/<case>.
+func TestBlackbox(t *testing.T) {
+	for _, name := range []string{"01-m5large-usw2-vpc192", "03-dnsip-nomaxpods-extraargs", "07-cn-north-1", "10-ipv6"} {
+		t.Run(name, func(t *testing.T) {
+			root := t.TempDir()
+			env, args := startCase(t, name, root)
+			code, _, stderr := run(t, env, "", args...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			if strings.Contains(stderr, "BEGIN CERTIFICATE") || strings.Contains(stderr, "LS0tLS1CRUdJTi") {
+				t.Errorf("the log shows the CA:\n%s", stderr)
+			}
+			got := tree(t, root)
+			wantDir := filepath.Join(blackboxDir, name)
+			if *update {
+				writeTree(t, wantDir, got)
+			}
+			want := tree(t, wantDir)
+			compareTrees(t, got, want)
+		})
+	}
+}
+
+func writeTree(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	for key, content := range files {
+		rel, modeStr, _ := strings.Cut(key, " ")
+		var mode os.FileMode
+		fmt.Sscanf(modeStr, "%o", &mode)
+		p := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), mode); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(p, mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func compareTrees(t *testing.T, got, want map[string]string) {
+	t.Helper()
+	var keys []string
+	for k := range got {
+		keys = append(keys, k)
+	}
+	for k := range want {
+		if _, ok := got[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		g, gok := got[k]
+		w, wok := want[k]
+		switch {
+		case !gok:
+			t.Errorf("%s: not written", k)
+		case !wok:
+			t.Errorf("%s: written but not expected", k)
+		case g != w:
+			t.Errorf("%s differs:\n got: %q\nwant: %q", k, g, w)
+		}
+	}
+}
+
+// TestBadInputWritesNothing checks that bad input gets one line naming the flag, exit
+// status 2, and leaves the root untouched.
+func TestBadInputWritesNothing(t *testing.T) {
+	tests := []struct {
+		name  string
+		extra []string
+		want  string
+	}{
+		{"unknown flag", []string{"--foo", "bar"}, "unknown flag: --foo"},
+		{"missing value", []string{"--dns-cluster-ip"}, "flag needs an argument: --dns-cluster-ip"},
+		{"CA not base64", []string{"--b64-cluster-ca", "not*base64"}, "--b64-cluster-ca"},
+		{"endpoint not https", []string{"--apiserver-endpoint", "http://x.example.com"}, "--apiserver-endpoint"},
+		{"dns ip", []string{"--dns-cluster-ip", "10.0.0.1,nope"}, "--dns-cluster-ip"},
+		{"ip family", []string{"--ip-family", "ipv5"}, "--ip-family"},
+		{"ipv6 cidr with ipv4", []string{"--ip-family", "ipv4", "--service-ipv6-cidr", "fd00::/108"}, "--service-ipv6-cidr"},
+		{"ipv6 without cidr", []string{"--ip-family", "ipv6"}, "--ip-family ipv6 needs"},
+		{"newline in extra args", []string{"--kubelet-extra-args", "--a=1\n[Service]"}, "--kubelet-extra-args"},
+		{"missing containerd config file", []string{"--containerd-config-file", "/etc/nope.toml"}, "--containerd-config-file"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			env, args := startCase(t, "01-m5large-usw2-vpc192", root)
+			code, stdout, stderr := run(t, env, "", append(args, tc.extra...)...)
+			lines := strings.Split(strings.TrimSpace(stderr), "\n")
+			last := lines[len(lines)-1]
+			if code != 2 || !strings.Contains(last, tc.want) || strings.Contains(stderr, "ERROR") {
+				t.Errorf("exit %d, stderr %q, stdout %q; want exit 2 and a last line naming %s", code, stderr, stdout, tc.want)
+			}
+			if files := tree(t, root); len(files) != 0 {
+				t.Errorf("wrote %d files", len(files))
+			}
+		})
+	}
+	t.Run("no cluster name", func(t *testing.T) {
+		root := t.TempDir()
+		code, _, stderr := run(t, nil, "bootstrap.sh", "--root", root, "--b64-cluster-ca", "eA==", "--apiserver-endpoint", "https://x.example.com")
+		if code != 2 || !strings.Contains(stderr, "CLUSTER_NAME is missing") {
+			t.Errorf("exit %d, stderr %q", code, stderr)
+		}
+	})
+}
+
+// TestBootstrapShName checks that invoked as bootstrap.sh the binary takes
+// bootstrap.sh's command line (no subcommand) and configures the same node.
+func TestBootstrapShName(t *testing.T) {
+	root := t.TempDir()
+	env, args := startCase(t, "01-m5large-usw2-vpc192", root)
+	code, _, stderr := run(t, env, "bootstrap.sh", args[1:]...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	compareTrees(t, tree(t, root), tree(t, filepath.Join(blackboxDir, "01-m5large-usw2-vpc192")))
+
+	code, stdout, _ := run(t, nil, "bootstrap.sh", "--help")
+	if code != 0 || !strings.Contains(stdout, "--b64-cluster-ca") || !strings.Contains(stdout, "--kubelet-extra-args") {
+		t.Errorf("--help: exit %d, stdout %q", code, stdout)
+	}
+}
+
+// TestDryRunAndRerun checks that --dry-run writes nothing and shows the changes, and
+// that a second run with the same inputs writes nothing.
+func TestDryRunAndRerun(t *testing.T) {
+	root := t.TempDir()
+	env, args := startCase(t, "03-dnsip-nomaxpods-extraargs", root)
+	code, stdout, stderr := run(t, env, "", append(args, "--dry-run")...)
+	if code != 0 {
+		t.Fatalf("dry run: exit %d: %s", code, stderr)
+	}
+	if files := tree(t, root); len(files) != 0 {
+		t.Errorf("dry run wrote %d files", len(files))
+	}
+	for _, want := range []string{"+++ b/etc/kubernetes/kubelet/kubelet-config.json", "+    \"172.20.0.10\"", "# systemd: nothing (--no-restart)"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("dry run output lacks %q:\n%s", want, stdout)
+		}
+	}
+	if strings.Contains(stdout, "BEGIN CERTIFICATE") {
+		t.Error("dry run output shows the CA")
+	}
+
+	if code, _, stderr := run(t, env, "", args...); code != 0 {
+		t.Fatalf("first run: exit %d: %s", code, stderr)
+	}
+	first := tree(t, root)
+	code, _, stderr = run(t, env, "", args...)
+	if code != 0 || !strings.Contains(stderr, "every file already up to date") || strings.Contains(stderr, "\twrote\t") {
+		t.Errorf("second run: exit %d, want no writes:\n%s", code, stderr)
+	}
+	compareTrees(t, tree(t, root), first)
+
+	// Without extra args the stale 30-kubelet-extra-args.conf goes (bootstrap.sh kept it).
+	var noExtra []string
+	for i := 0; i < len(args); i++ {
+		if args[i] == "--kubelet-extra-args" {
+			i++
+			continue
+		}
+		noExtra = append(noExtra, args[i])
+	}
+	code, _, stderr = run(t, env, "", noExtra...)
+	if code != 0 || !strings.Contains(stderr, "removed") {
+		t.Fatalf("third run: exit %d:\n%s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(root, "etc/systemd/system/kubelet.service.d/30-kubelet-extra-args.conf")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("30-kubelet-extra-args.conf still there: %v", err)
+	}
+}
