@@ -23,7 +23,13 @@ import (
 const goldenDir = "../testdata/golden"
 
 // runCase runs eksboot in-process on a golden case into a fresh root and returns it.
-func runCase(t *testing.T, c goldencase.Case, log *zap.Logger, extra ...string) (string, error) {
+func runCase(t *testing.T, c goldencase.Case, log *zap.Logger) (string, error) {
+	t.Helper()
+	return runCaseWith(t, c, log, nil)
+}
+
+// runCaseWith is runCase with a hook that may replace parts of the environment.
+func runCaseWith(t *testing.T, c goldencase.Case, log *zap.Logger, edit func(*Env)) (string, error) {
 	t.Helper()
 	fakes, err := c.Start()
 	must(t, err)
@@ -37,7 +43,7 @@ func runCase(t *testing.T, c goldencase.Case, log *zap.Logger, extra ...string) 
 	must(t, err)
 	args := append(append([]string{}, c.Args...), "--root", dir, "--no-restart",
 		"--kubelet-version", c.KubeletVersion, "--imds-endpoint", fakes.IMDS.URL())
-	o, err := Parse(append(args, extra...), func(k string) string { return c.Env[k] })
+	o, err := Parse(args, func(k string) string { return c.Env[k] })
 	if err != nil {
 		return dir, err
 	}
@@ -45,6 +51,9 @@ func runCase(t *testing.T, c goldencase.Case, log *zap.Logger, extra ...string) 
 	env.CPUs = c.CPUs
 	env.Getenv = func(k string) string { return c.Env[k] }
 	env.DNSNameAttempts, env.DNSNameInterval = 1, 0
+	if edit != nil {
+		edit(env)
+	}
 	return dir, Run(context.Background(), o, env)
 }
 

@@ -45,7 +45,6 @@ var (
 	imageTagRE      = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`)
 	imageRepoRE     = regexp.MustCompile(`^[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)+$`)
 	dnsLabelRE      = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$`)
-	errMissingValue = errors.New("missing value")
 )
 
 // Validate checks every option and returns the typed configuration. All problems are
@@ -70,21 +69,12 @@ func Validate(o Options) (*Config, error) {
 		bad("CLUSTER_NAME %q is not a cluster name: 1-100 letters, digits, '-' or '_', starting with a letter or digit", o.ClusterName)
 	}
 	var err error
-	if c.UseMaxPods, err = parseBool(o.UseMaxPods, true); err != nil {
-		bad("--use-max-pods %q: want true or false", o.UseMaxPods)
-	}
-	if c.MountBPFFS, err = parseBool(o.MountBPFFS, true); err != nil {
-		bad("--mount-bpf-fs %q: want true or false", o.MountBPFFS)
-	}
-	outpost, err := parseBool(o.EnableLocalOutpost, false)
-	if err != nil {
-		bad("--enable-local-outpost %q: want true or false", o.EnableLocalOutpost)
-	} else if outpost {
+	c.UseMaxPods = c.flagBool("--use-max-pods", o.UseMaxPods, true)
+	c.MountBPFFS = c.flagBool("--mount-bpf-fs", o.MountBPFFS, true)
+	if c.flagBool("--enable-local-outpost", o.EnableLocalOutpost, false) {
 		bad("--enable-local-outpost true: local clusters on AWS Outposts are not supported by eksboot yet (see docs/compat.md)")
 	}
-	if bridge, err := parseBool(o.EnableDockerBridge, false); err != nil {
-		bad("--enable-docker-bridge %q: want true or false", o.EnableDockerBridge)
-	} else if bridge {
+	if c.flagBool("--enable-docker-bridge", o.EnableDockerBridge, false) {
 		c.Warnings = append(c.Warnings, "--enable-docker-bridge was set but is ignored: it applies to dockerd, and containerd is the runtime")
 	}
 	if o.DockerConfigJSON != "" {
@@ -211,19 +201,21 @@ func Validate(o Options) (*Config, error) {
 	return c, nil
 }
 
-// parseBool accepts exactly "true" and "false"; "" gives def. bootstrap.sh took any
-// other word as false (and ran --enable-docker-bridge's value as a command), which
-// hides typos such as TRUE: here they are errors.
-func parseBool(s string, def bool) (bool, error) {
-	switch s {
+// flagBool reads one of bootstrap.sh's true/false flags as bootstrap.sh does: only the
+// exact word "true" is true, "" gives def, and anything else is false. A value other
+// than "true" or "false" (such as TRUE or yes) gets a warning, since it is almost
+// certainly a typo that bootstrap.sh silently took as false.
+func (c *Config) flagBool(flag, value string, def bool) bool {
+	switch value {
 	case "":
-		return def, nil
+		return def
 	case "true":
-		return true, nil
+		return true
 	case "false":
-		return false, nil
+		return false
 	}
-	return false, errMissingValue
+	c.Warnings = append(c.Warnings, fmt.Sprintf("%s %q is taken as false: only \"true\" turns it on (as in bootstrap.sh)", flag, value))
+	return false
 }
 
 // decodeCA decodes the base64 CA and checks it is a PEM bundle of certificates.

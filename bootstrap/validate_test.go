@@ -66,6 +66,9 @@ func TestValidateValues(t *testing.T) {
 		{"dns list", []string{"--dns-cluster-ip", "10.100.0.10,10.100.0.11"}, func(c *Config) bool { return len(c.DNSClusterIPs) == 2 }},
 		{"reserved cpus detected", []string{"--kubelet-extra-args", "--reserved-cpus=0-1"}, func(c *Config) bool { return c.ReservedCPUs }},
 		{"docker flags only warn", []string{"--enable-docker-bridge", "true", "--docker-config-json", "{}"}, func(c *Config) bool { return len(c.Warnings) == 2 }},
+		{"use-max-pods TRUE is false, as in bootstrap.sh, with a warning", []string{"--use-max-pods", "TRUE"}, func(c *Config) bool { return !c.UseMaxPods && len(c.Warnings) == 1 }},
+		{"docker bridge value is never run", []string{"--enable-docker-bridge", "yes"}, func(c *Config) bool { return len(c.Warnings) == 1 }},
+		{"mount-bpf-fs false", []string{"--mount-bpf-fs", "false"}, func(c *Config) bool { return !c.MountBPFFS && len(c.Warnings) == 0 }},
 		{"endpoint with port", []string{"--apiserver-endpoint", "https://10.0.0.1:6443"}, func(c *Config) bool { return c.APIServerEndpoint == "https://10.0.0.1:6443" }},
 		{"extra args keep quotes, %, $ and tabs", []string{"--kubelet-extra-args", "--a='x y' --b=\"%n\" --c=$HOME\t--d=\\"}, func(c *Config) bool { return c.KubeletExtraArgs == "--a='x y' --b=\"%n\" --c=$HOME\t--d=\\" }},
 	}
@@ -117,8 +120,6 @@ func TestValidateRejects(t *testing.T) {
 		{"ipv6 without cidr or dns", validArgs(t, "--ip-family", "ipv6"), "--ip-family ipv6 needs --service-ipv6-cidr or --dns-cluster-ip"},
 		{"bad ipv6 cidr", validArgs(t, "--service-ipv6-cidr", "10.0.0.0/16"), "--service-ipv6-cidr"},
 		{"bad ipv4 cidr", validArgs(t, "--service-ipv4-cidr", "10.0.0.0/33"), "--service-ipv4-cidr"},
-		{"use-max-pods TRUE", validArgs(t, "--use-max-pods", "TRUE"), "--use-max-pods \"TRUE\": want true or false"},
-		{"docker bridge runs nothing", validArgs(t, "--enable-docker-bridge", "yes"), "--enable-docker-bridge"},
 		{"dockerd", validArgs(t, "--container-runtime", "dockerd"), "containerd is the only supported container runtime"},
 		{"unknown runtime", validArgs(t, "--container-runtime", "crio"), "--container-runtime"},
 		{"retry attempts", validArgs(t, "--aws-api-retry-attempts", "-1"), "--aws-api-retry-attempts"},
@@ -150,12 +151,12 @@ func TestValidateRejects(t *testing.T) {
 }
 
 func TestValidateReportsEveryProblem(t *testing.T) {
-	o, err := Parse([]string{"--ip-family", "ipv5", "--use-max-pods", "yes"}, noEnv)
+	o, err := Parse([]string{"--ip-family", "ipv5", "--dns-cluster-ip", "x"}, noEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, err = Validate(o)
-	for _, want := range []string{"CLUSTER_NAME", "--ip-family", "--use-max-pods", "--b64-cluster-ca"} {
+	for _, want := range []string{"CLUSTER_NAME", "--ip-family", "--dns-cluster-ip", "--b64-cluster-ca"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error = %v, want it to mention %s", err, want)
 		}

@@ -1,0 +1,141 @@
+package bootstrap
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/eksboot/eksboot/internal/goldencase"
+)
+
+// base is golden case 01 (m5.large, us-west-2), the starting point of the scenarios.
+func base(t *testing.T) goldencase.Case {
+	t.Helper()
+	c, err := goldencase.Load(filepath.Join(goldenDir, "01-m5large-usw2-vpc192"))
+	must(t, err)
+	return c
+}
+
+func kubeletConfig(t *testing.T, dir string) map[string]any {
+	t.Helper()
+	return readJSON(t, filepath.Join(dir, "etc/kubernetes/kubelet/kubelet-config.json"))
+}
+
+func warnings(logs *observer.ObservedLogs) string {
+	var b strings.Builder
+	for _, e := range logs.FilterLevelExact(zap.WarnLevel).All() {
+		b.WriteString(e.Message + "\n")
+	}
+	return b.String()
+}
+
+func TestUnknownInstanceTypeNeverFailsTheBoot(t *testing.T) {
+	t.Run("EC2 does not know it either: 110", func(t *testing.T) {
+		c := base(t)
+		c.IMDS.InstanceType = "zz9.large"
+		core, logs := observer.New(zap.InfoLevel)
+		dir, err := runCase(t, c, zap.New(core))
+		must(t, err)
+		k := kubeletConfig(t, dir)
+		if k["maxPods"] != 110.0 || k["kubeReserved"].(map[string]any)["memory"] != "1465Mi" {
+			t.Errorf("maxPods %v, kubeReserved %v; want 110 and 1465Mi", k["maxPods"], k["kubeReserved"])
+		}
+		if w := warnings(logs); !strings.Contains(w, `"zz9.large" is not in the max-pods table`) {
+			t.Errorf("no warning naming the type: %q", w)
+		}
+	})
+	t.Run("EC2 knows it: the classic formula", func(t *testing.T) {
+		c := base(t)
+		c.IMDS.InstanceType = "zz9.large"
+		must(t, json.Unmarshal([]byte(`{"Hypervisor":"nitro","CpuCount":4,"NetworkInfo":{"Ipv4AddressesPerInterface":15,"MaximumNetworkInterfaces":4,"DefaultNetworkCardIndex":0,"NetworkCards":[{"NetworkCardIndex":0,"MaximumNetworkInterfaces":4}]}}`), &c.DescribeTypes))
+		dir, err := runCase(t, c, zap.NewNop())
+		must(t, err)
+		if k := kubeletConfig(t, dir); k["maxPods"] != 58.0 {
+			t.Errorf("maxPods %v, want 4*(15-1)+2 = 58", k["maxPods"])
+		}
+	})
+}
+
+func TestDescribeInstancesRefusedFallsBackToLocalHostname(t *testing.T) {
+	c := base(t)
+	c.DescribeInst = nil // the fake EC2 answers 403 UnauthorizedOperation
+	core, logs := observer.New(zap.InfoLevel)
+	dir, err := runCase(t, c, zap.New(core))
+	must(t, err)
+	b, err := os.ReadFile(filepath.Join(dir, "etc/systemd/system/kubelet.service.d/10-kubelet-args.conf"))
+	must(t, err)
+	if !strings.Contains(string(b), "--hostname-override=ip-192-168-45-67.us-west-2.compute.internal ") {
+		t.Errorf("drop-in: %s", b)
+	}
+	if w := warnings(logs); !strings.Contains(w, "UnauthorizedOperation") || !strings.Contains(w, "local-hostname") {
+		t.Errorf("warning should name the EC2 error and the fallback: %q", w)
+	}
+}
+
+func TestMissingDomainIsDerived(t *testing.T) {
+	c := base(t)
+	c.IMDS.Overrides = map[string]*string{"latest/meta-data/services/domain": nil}
+	dir, err := runCase(t, c, zap.NewNop())
+	must(t, err)
+	b, err := os.ReadFile(filepath.Join(dir, "etc/containerd/config.toml"))
+	must(t, err)
+	if !strings.Contains(string(b), `"602401143452.dkr.ecr.us-west-2.amazonaws.com/eks/pause:3.5"`) {
+		t.Errorf("sandbox image not derived: %s", b)
+	}
+}
+
+func TestIPv6WithoutAddressFailsWritingNothing(t *testing.T) {
+	c := base(t)
+	c.Args = append(c.Args, "--ip-family", "ipv6", "--service-ipv6-cidr", "fd00:10:96::/112")
+	dir, err := runCase(t, c, zap.NewNop())
+	if err == nil || !strings.Contains(err.Error(), "ipv6s") {
+		t.Fatalf("err = %v, want one naming the ipv6s path", err)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 0 {
+		t.Errorf("wrote %d entries", len(entries))
+	}
+}
+
+func TestCustomContainerdConfig(t *testing.T) {
+	c := base(t)
+	c.Files = map[string]string{"/etc/my/containerd.toml": "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\"]\nsandbox_image = \"SANDBOX_IMAGE\"\n"}
+	c.Args = append(c.Args, "--containerd-config-file", "/etc/my/containerd.toml")
+	dir, err := runCase(t, c, zap.NewNop())
+	must(t, err)
+	b, err := os.ReadFile(filepath.Join(dir, "etc/containerd/config.toml"))
+	must(t, err)
+	want := "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\"]\nsandbox_image = \"602401143452.dkr.ecr.us-west-2.amazonaws.com/eks/pause:3.5\"\n"
+	if string(b) != want {
+		t.Errorf("config.toml = %q, want %q", b, want)
+	}
+}
+
+func TestFIPSRegistry(t *testing.T) {
+	c := base(t)
+	c.Files = map[string]string{"/proc/sys/crypto/fips_enabled": "1\n"}
+	core, _ := observer.New(zap.InfoLevel)
+	log := zap.New(core)
+	// The FIPS host resolves only through the environment's resolver, replaced here.
+	dir, err := runCaseWith(t, c, log, func(env *Env) {
+		env.LookupHost = func(_ context.Context, host string) ([]string, error) {
+			if host == "602401143452.dkr.ecr-fips.us-west-2.amazonaws.com" {
+				return []string{"127.0.0.2"}, nil
+			}
+			return nil, errors.New("no such host")
+		}
+	})
+	must(t, err)
+	b, err := os.ReadFile(filepath.Join(dir, "etc/containerd/config.toml"))
+	must(t, err)
+	if !strings.Contains(string(b), "602401143452.dkr.ecr-fips.us-west-2.amazonaws.com/eks/pause:3.5") {
+		t.Errorf("no FIPS registry: %s", b)
+	}
+}
