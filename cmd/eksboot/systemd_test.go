@@ -1,0 +1,148 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/eksboot/eksboot/systemd/systemdtest"
+)
+
+// fakeUnits prepares root for a real systemd manager: a containerd that only sleeps,
+// and a drop-in that swaps the kubelet for a script recording what systemd gave it
+// (its KUBELET_EXTRA_ARGS and its argv). pre is the kubelet's ExecStartPre.
+func fakeUnits(t *testing.T, root, pre string) string {
+	t.Helper()
+	out := filepath.Join(root, "out")
+	units := filepath.Join(root, "etc/systemd/system")
+	script := filepath.Join(root, "fake-kubelet")
+	files := map[string]string{
+		script: "#!/bin/sh\nprintf '%s' \"$KUBELET_EXTRA_ARGS\" > " + out + "/extra-args\nprintf '%s\\n' \"$@\" > " + out + "/argv\nexec sleep 1000\n",
+		filepath.Join(units, "containerd.service"): "[Service]\nExecStart=/bin/sleep 1000\n\n[Install]\nWantedBy=default.target\n",
+		filepath.Join(units, "kubelet.service.d/99-test.conf"): "[Service]\nExecStartPre=\nExecStartPre=" + pre +
+			"\nExecStart=\nExecStart=" + script + " $KUBELET_ARGS $KUBELET_EXTRA_ARGS\n",
+	}
+	for p, content := range files {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return units
+}
+
+func withHarness(env map[string]string, h *systemdtest.Harness) map[string]string {
+	for _, e := range h.Env() {
+		k, v, _ := strings.Cut(e, "=")
+		env[k] = v
+	}
+	return env
+}
+
+// argsWithout drops --no-restart and sets --kubelet-extra-args to extra.
+func argsWithout(args []string, extra string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		switch args[i] {
+		case "--no-restart":
+			continue
+		case "--kubelet-extra-args":
+			i++
+			continue
+		}
+		out = append(out, args[i])
+	}
+	return append(out, "--mount-bpf-fs", "false", "--kubelet-extra-args", extra)
+}
+
+// TestRestartWithRealSystemd runs the binary against a real systemd manager over
+// D-Bus: the kubelet must get --kubelet-extra-args exactly as given, a second run must
+// restart nothing, and new extra args must reach a restarted kubelet.
+func TestRestartWithRealSystemd(t *testing.T) {
+	root := t.TempDir()
+	h := systemdtest.Start(t, fakeUnits(t, root, "/bin/true"))
+	env, args := startCase(t, "01-m5large-usw2-vpc192", root)
+	env = withHarness(env, h)
+
+	extra := `--node-labels=a=b,team=x --eviction-hard="memory.available<200Mi" --x='y z' --pct=50% --home=$HOME --bs=a\b`
+	code, _, stderr := run(t, env, "", argsWithout(args, extra)...)
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, stderr)
+	}
+	got := waitFile(t, filepath.Join(root, "out/extra-args"), "")
+	if string(got) != extra {
+		t.Errorf("KUBELET_EXTRA_ARGS seen by the kubelet:\n %q\nwant\n %q", got, extra)
+	}
+	argv, _ := os.ReadFile(filepath.Join(root, "out/argv"))
+	if !strings.Contains(string(argv), "--hostname-override=ip-192-168-45-67.us-west-2.compute.internal\n") {
+		t.Errorf("kubelet argv lacks KUBELET_ARGS:\n%s", argv)
+	}
+	props, err := h.Show("kubelet.service", "ActiveState", "MainPID")
+	if err != nil || props["ActiveState"] != "active" {
+		t.Fatalf("kubelet: %v %v", props, err)
+	}
+
+	// Same inputs: nothing written, nothing restarted.
+	code, _, stderr = run(t, env, "", argsWithout(args, extra)...)
+	if code != 0 || !strings.Contains(stderr, "every file already up to date") {
+		t.Fatalf("second run: exit %d:\n%s", code, stderr)
+	}
+	again, err := h.Show("kubelet.service", "ActiveState", "MainPID")
+	if err != nil || again["MainPID"] != props["MainPID"] || again["ActiveState"] != "active" {
+		t.Errorf("second run restarted the kubelet: before %v, after %v (%v)", props, again, err)
+	}
+
+	// New extra args: one file changes and the kubelet restarts with them.
+	code, _, stderr = run(t, env, "", argsWithout(args, "--v=4")...)
+	if code != 0 {
+		t.Fatalf("third run: exit %d:\n%s", code, stderr)
+	}
+	if got := waitFile(t, filepath.Join(root, "out/extra-args"), extra); string(got) != "--v=4" {
+		t.Errorf("after the change the kubelet saw %q, want --v=4", got)
+	}
+	if n := strings.Count(stderr, "\twrote\t"); n != 1 {
+		t.Errorf("third run wrote %d files, want 1:\n%s", n, stderr)
+	}
+	if after, _ := h.Show("kubelet.service", "MainPID"); after["MainPID"] == props["MainPID"] {
+		t.Errorf("the kubelet was not restarted (MainPID %s)", after["MainPID"])
+	}
+}
+
+// waitFile waits for the fake kubelet, which systemd starts asynchronously, to write p
+// with content other than old, and returns it (bounded: a kubelet that never starts
+// fails the test).
+func waitFile(t *testing.T, p, old string) []byte {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		b, err := os.ReadFile(p)
+		if err == nil && string(b) != old {
+			return b
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the fake kubelet did not write %s (last: %q, %v)", p, b, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestFailingKubeletFailsTheRun checks that a kubelet that cannot start makes eksboot
+// exit 1 with an error naming the unit.
+func TestFailingKubeletFailsTheRun(t *testing.T) {
+	root := t.TempDir()
+	h := systemdtest.Start(t, fakeUnits(t, root, "/bin/false"))
+	env, args := startCase(t, "01-m5large-usw2-vpc192", root)
+	code, _, stderr := run(t, withHarness(env, h), "", argsWithout(args, "--v=2")...)
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	last := lines[len(lines)-1]
+	if code != 1 || !strings.Contains(last, "kubelet.service") || !strings.Contains(last, "failed") {
+		t.Errorf("exit %d, last line %q; want exit 1 naming kubelet.service and the failed job\n%s", code, last, stderr)
+	}
+}
