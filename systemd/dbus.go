@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"syscall"
 
 	sddbus "github.com/coreos/go-systemd/v22/dbus"
 )
@@ -110,6 +111,24 @@ func (d *DBus) Start(ctx context.Context, unit string) error {
 // success.
 func (d *DBus) Restart(ctx context.Context, unit string) error {
 	return d.runJob(ctx, "restart", unit, d.conn.RestartUnitContext)
+}
+
+// Signal sends sig to the unit's main process. systemd answers the call once
+// the signal is sent; what the process does with it is up to the process.
+func (d *DBus) Signal(ctx context.Context, unit string, sig syscall.Signal) error {
+	name := UnitName(unit)
+	if err := d.conn.KillUnitWithTarget(ctx, name, sddbus.Main, int32(sig)); err != nil {
+		return fmt.Errorf("signal %s %s: %w", unitSignalName(sig), name, withCtxErr(ctx, err))
+	}
+	return nil
+}
+
+// unitSignalName names sig the way systemctl does ("SIGHUP").
+func unitSignalName(sig syscall.Signal) string {
+	if sig == syscall.SIGHUP {
+		return "SIGHUP"
+	}
+	return fmt.Sprintf("signal %d", int(sig))
 }
 
 // ActiveState returns the unit's ActiveState property. systemd loads unknown

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"sync"
+	"syscall"
 )
 
 // Recorder is a Manager that performs nothing and records each call as a
@@ -68,6 +69,12 @@ func (r *Recorder) activate(op, unit string) {
 		r.active = make(map[string]bool)
 	}
 	r.active[name] = true
+}
+
+// Signal records "signal SIGHUP <unit>" (or the signal's number).
+func (r *Recorder) Signal(_ context.Context, unit string, sig syscall.Signal) error {
+	r.record("signal " + unitSignalName(sig) + " " + UnitName(unit))
+	return nil
 }
 
 // ActiveState records "is-active <unit>" and returns "active" for units

@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"syscall"
 )
 
 // Manager is the part of systemd's D-Bus API that eksboot drives. *DBus
@@ -27,6 +28,10 @@ type Manager interface {
 	Start(ctx context.Context, unit string) error
 	// Restart restarts a unit in "replace" mode and waits for the job result.
 	Restart(ctx context.Context, unit string) error
+	// Signal sends sig to the unit's main process, like
+	// `systemctl kill --kill-whom=main -s SIG`; eksboot uses it to make
+	// systemd-logind re-read its configuration (SIGHUP).
+	Signal(ctx context.Context, unit string, sig syscall.Signal) error
 	// ActiveState returns the unit's ActiveState property: "active",
 	// "failed", "inactive", "activating", and so on. Unknown units are
 	// "inactive", as with `systemctl is-active`.
