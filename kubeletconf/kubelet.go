@@ -8,9 +8,12 @@ import (
 	"net/netip"
 	"regexp"
 	"strconv"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 
 	"github.com/eksboot/eksboot/assets"
-	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 )
 
 // Input is everything per-node that goes into kubelet-config.json.
@@ -47,6 +50,16 @@ type Input struct {
 	// .kubeReservedCgroup to "/runtime". bootstrap.sh does so unless --reserved-cpus
 	// appears in the kubelet extra arguments.
 	ReservedCgroups bool
+
+	// ShutdownGracePeriod, when positive, is .shutdownGracePeriod: how long the
+	// kubelet delays the node's shutdown to terminate its pods (graceful node
+	// shutdown). bootstrap.sh never set it; zero leaves it unset (off).
+	ShutdownGracePeriod time.Duration
+
+	// ShutdownGracePeriodCriticalPods is .shutdownGracePeriodCriticalPods: the part
+	// of ShutdownGracePeriod kept for critical pods. It must not exceed
+	// ShutdownGracePeriod.
+	ShutdownGracePeriodCriticalPods time.Duration
 }
 
 // Values that Build writes, as bootstrap.sh does on the containerd path.
@@ -134,6 +147,10 @@ func BuildFromTemplate(template []byte, in Input) (*kubeletv1beta1.KubeletConfig
 		cfg.SystemReservedCgroup = SystemReservedCgroup
 		cfg.KubeReservedCgroup = KubeReservedCgroup
 	}
+	if in.ShutdownGracePeriod > 0 {
+		cfg.ShutdownGracePeriod = metav1.Duration{Duration: in.ShutdownGracePeriod}
+		cfg.ShutdownGracePeriodCriticalPods = metav1.Duration{Duration: in.ShutdownGracePeriodCriticalPods}
+	}
 	return cfg, nil
 }
 
@@ -156,6 +173,11 @@ func (in Input) validate() (semver, error) {
 	}
 	if in.ProviderID == "" {
 		errs = append(errs, errors.New("providerID: must not be empty"))
+	}
+	if in.ShutdownGracePeriod < 0 || in.ShutdownGracePeriodCriticalPods < 0 {
+		errs = append(errs, errors.New("shutdownGracePeriod: must not be negative"))
+	} else if in.ShutdownGracePeriodCriticalPods > in.ShutdownGracePeriod {
+		errs = append(errs, fmt.Errorf("shutdownGracePeriodCriticalPods: %v exceeds shutdownGracePeriod %v", in.ShutdownGracePeriodCriticalPods, in.ShutdownGracePeriod))
 	}
 	version, err := parseVersion(in.KubeletVersion)
 	if err != nil {
