@@ -4,12 +4,17 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"syscall"
 
+	"go.uber.org/zap"
+
+	"github.com/eksboot/eksboot/kubeletconf"
 	"github.com/eksboot/eksboot/rootfs"
 	"github.com/eksboot/eksboot/systemd"
 )
 
-// Action is one systemd operation: daemon-reload, enable, start or restart of a unit.
+// Action is one systemd operation: daemon-reload, enable, start or restart of a unit,
+// or "signal" (SIGHUP) to make a daemon re-read its configuration.
 type Action struct {
 	Verb string
 	Unit string
@@ -49,6 +54,10 @@ func Actions(n *Node, changes []rootfs.Change) []Action {
 			acts = append(acts, Action{"restart", "sandbox-image.service"})
 		}
 	}
+	logind := changed[kubeletconf.LogindDropIn]
+	if logind {
+		acts = append(acts, Action{"signal", "systemd-logind.service"})
+	}
 	acts = append(acts, Action{"enable", "kubelet.service"})
 	kubelet := containerd
 	for _, p := range []string{pathCA, pathKubeconfig, pathKubeletConfig, pathKubeletUnit, pathArgsDropIn, pathExtraArgsDropIn, pathSandboxUnit} {
@@ -62,11 +71,18 @@ func Actions(n *Node, changes []rootfs.Change) []Action {
 	return acts
 }
 
-// apply carries out the actions in order, stopping at the first failure.
-func apply(ctx context.Context, m systemd.Manager, acts []Action) error {
+// apply carries out the actions in order, stopping at the first failure. A logind
+// that cannot be signalled is only a warning: the kubelet asks logind to reload its
+// configuration itself when it starts.
+func apply(ctx context.Context, m systemd.Manager, acts []Action, log *zap.Logger) error {
 	for _, a := range acts {
 		var err error
 		switch a.Verb {
+		case "signal":
+			if err := m.Signal(ctx, a.Unit, syscall.SIGHUP); err != nil {
+				log.Warn("could not make systemd-logind re-read its configuration; the kubelet will ask it again", zap.Error(err))
+			}
+			continue
 		case "daemon-reload":
 			err = m.Reload(ctx)
 		case "enable":

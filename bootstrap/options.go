@@ -50,6 +50,11 @@ type Options struct {
 	LogFormat      string        // --log-format: console or json
 	IMDSTimeout    time.Duration // --imds-timeout
 	SystemdTimeout time.Duration // --systemd-timeout
+	// Graceful node shutdown (off by default, as in bootstrap.sh).
+	GracefulShutdown                bool          // --graceful-shutdown: on, with DefaultShutdownGracePeriod(CriticalPods)
+	ShutdownGracePeriod             time.Duration // --shutdown-grace-period
+	ShutdownGracePeriodCriticalPods time.Duration // --shutdown-grace-period-critical-pods
+	shutdownFlagsSet                map[string]bool
 	Help           bool          // -h, --help
 }
 
@@ -109,6 +114,9 @@ func NewFlagSet(name string, o *Options) *pflag.FlagSet {
 	fs.StringVar(&o.LogFormat, "log-format", "console", "log format: console or json")
 	fs.DurationVar(&o.IMDSTimeout, "imds-timeout", 60*time.Second, "deadline for reading the instance metadata")
 	fs.DurationVar(&o.SystemdTimeout, "systemd-timeout", 5*time.Minute, "deadline for the systemd jobs (daemon-reload, restarts)")
+	fs.BoolVar(&o.GracefulShutdown, "graceful-shutdown", false, "turn on the kubelet's graceful node shutdown, with a 150s grace period of which 30s for critical pods (see docs/graceful-shutdown.md)")
+	fs.DurationVar(&o.ShutdownGracePeriod, "shutdown-grace-period", 0, "kubelet shutdownGracePeriod, whole seconds up to 1h (turns graceful node shutdown on)")
+	fs.DurationVar(&o.ShutdownGracePeriodCriticalPods, "shutdown-grace-period-critical-pods", 0, "kubelet shutdownGracePeriodCriticalPods: the part of the grace period kept for critical pods")
 	fs.BoolVarP(&o.Help, "help", "h", false, "print this help")
 	return fs
 }
@@ -131,6 +139,10 @@ func Parse(args []string, getenv func(string) string) (Options, error) {
 		}
 	}
 	o.PauseContainerImage = getenv("PAUSE_CONTAINER_IMAGE")
+	o.shutdownFlagsSet = map[string]bool{}
+	for _, name := range []string{"graceful-shutdown", "shutdown-grace-period", "shutdown-grace-period-critical-pods"} {
+		o.shutdownFlagsSet[name] = fs.Changed(name)
+	}
 	switch pos := fs.Args(); len(pos) {
 	case 0:
 	case 1:

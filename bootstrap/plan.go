@@ -49,6 +49,9 @@ func Compute(c *Config, f *Facts) (*Node, error) {
 		ProviderID:      fmt.Sprintf("aws:///%s/%s", f.Instance.AvailabilityZone, f.Instance.InstanceID),
 		KubeletVersion:  f.KubeletVersion.String(),
 		ReservedCgroups: !c.ReservedCPUs,
+
+		ShutdownGracePeriod:             c.ShutdownGracePeriod,
+		ShutdownGracePeriodCriticalPods: c.ShutdownGracePeriodCriticalPods,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("kubelet config: %w", err)
@@ -100,6 +103,15 @@ func Compute(c *Config, f *Facts) (*Node, error) {
 	if c.MountBPFFS && !f.BPFMounted {
 		n.BPFUnit = true
 		n.Files = append(n.Files, rootfs.File{Path: pathBPFUnit, Data: assets.SysFsBPFMount, Mode: 0o644})
+	}
+	if c.ShutdownGracePeriod > 0 {
+		logind, err := kubeletconf.LogindConfig(c.ShutdownGracePeriod)
+		if err != nil {
+			return nil, err
+		}
+		n.Files = append(n.Files, rootfs.File{Path: kubeletconf.LogindDropIn, Data: logind, Mode: 0o644})
+	} else {
+		n.Remove = append(n.Remove, kubeletconf.LogindDropIn)
 	}
 	n.Dirs = []string{"/etc/containerd/config.d", "/etc/cni/net.d"}
 	return n, nil

@@ -76,7 +76,7 @@ func Run(ctx context.Context, o Options, env *Env) error {
 			return 0, fmt.Errorf("connect to systemd: %w", err)
 		}
 		defer m.Close()
-		return len(acts), apply(sctx, m, acts)
+		return len(acts), apply(sctx, m, acts, log)
 	})
 	return err
 }

@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Config is a validated bootstrap request: every value parsed into its type. Nothing
@@ -35,6 +36,9 @@ type Config struct {
 	MountBPFFS            bool
 	LocalDisks            string // "" or mount, raid0, raid10, none
 	ReservedCPUs          bool   // --reserved-cpus is among the extra args
+	// ShutdownGracePeriod > 0 turns on graceful node shutdown.
+	ShutdownGracePeriod             time.Duration
+	ShutdownGracePeriodCriticalPods time.Duration
 	// Warnings are things worth saying that do not stop the run.
 	Warnings []string
 }
@@ -194,6 +198,9 @@ func Validate(o Options) (*Config, error) {
 		if _, err := parseKubeletVersion(o.KubeletVersion); err != nil {
 			bad("--kubelet-version %q: want a version such as 1.32.9 or v1.32.9-eks-113cf36", o.KubeletVersion)
 		}
+	}
+	for _, p := range c.shutdown(o) {
+		bad("%s", p)
 	}
 	if len(problems) > 0 {
 		return nil, &UsageError{msg: strings.Join(problems, "; ")}

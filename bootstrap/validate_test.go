@@ -162,3 +162,42 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 		}
 	}
 }
+
+func TestGracefulShutdownFlags(t *testing.T) {
+	tests := []struct {
+		name           string
+		extra          []string
+		total, crit    time.Duration
+		wantErrContain string
+	}{
+		{name: "off by default (bootstrap.sh)"},
+		{name: "on with defaults", extra: []string{"--graceful-shutdown"}, total: 150 * time.Second, crit: 30 * time.Second},
+		{name: "on with a period", extra: []string{"--graceful-shutdown", "--shutdown-grace-period", "60s"}, total: time.Minute, crit: 30 * time.Second},
+		{name: "a period alone turns it on", extra: []string{"--shutdown-grace-period=45s"}, total: 45 * time.Second},
+		{name: "both periods", extra: []string{"--shutdown-grace-period", "2m", "--shutdown-grace-period-critical-pods", "20s"}, total: 2 * time.Minute, crit: 20 * time.Second},
+		{name: "critical longer than total", extra: []string{"--shutdown-grace-period", "20s", "--shutdown-grace-period-critical-pods", "30s"}, wantErrContain: "is longer than --shutdown-grace-period"},
+		{name: "defaults with a short total", extra: []string{"--graceful-shutdown", "--shutdown-grace-period", "20s"}, wantErrContain: "--shutdown-grace-period-critical-pods 30s is longer"},
+		{name: "fractional seconds", extra: []string{"--shutdown-grace-period", "1500ms"}, wantErrContain: "want whole seconds"},
+		{name: "too long", extra: []string{"--shutdown-grace-period", "2h"}, wantErrContain: "from 1s to 1h"},
+		{name: "negative", extra: []string{"--shutdown-grace-period", "-5s"}, wantErrContain: "from 1s to 1h"},
+		{name: "critical alone", extra: []string{"--shutdown-grace-period-critical-pods", "10s"}, wantErrContain: "needs --shutdown-grace-period or --graceful-shutdown"},
+		{name: "off but periods", extra: []string{"--graceful-shutdown=false", "--shutdown-grace-period", "10s"}, wantErrContain: "--graceful-shutdown=false"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o, err := Parse(validArgs(t, tc.extra...), noEnv)
+			must(t, err)
+			c, err := Validate(o)
+			if tc.wantErrContain != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErrContain) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErrContain)
+				}
+				return
+			}
+			must(t, err)
+			if c.ShutdownGracePeriod != tc.total || c.ShutdownGracePeriodCriticalPods != tc.crit {
+				t.Errorf("periods %v/%v, want %v/%v", c.ShutdownGracePeriod, c.ShutdownGracePeriodCriticalPods, tc.total, tc.crit)
+			}
+		})
+	}
+}
