@@ -146,3 +146,50 @@ func TestFailingKubeletFailsTheRun(t *testing.T) {
 		t.Errorf("exit %d, last line %q; want exit 1 naming kubelet.service and the failed job\n%s", code, last, stderr)
 	}
 }
+
+// TestGracefulShutdownWithRealSystemd checks --graceful-shutdown end to end: the
+// kubelet config gets the grace periods, the logind drop-in is written, and the running
+// logind (here a stand-in unit that re-reads logind.conf.d on SIGHUP, as logind does)
+// is told over D-Bus to pick it up. Turning it off again removes the drop-in.
+func TestGracefulShutdownWithRealSystemd(t *testing.T) {
+	root := t.TempDir()
+	units := fakeUnits(t, root, "/bin/true")
+	out := filepath.Join(root, "out")
+	logind := filepath.Join(root, "fake-logind")
+	script := "#!/bin/sh\ntrap 'cat " + root + "/etc/systemd/logind.conf.d/*.conf > " + out + "/logind-seen 2>&1' HUP\n" +
+		"echo ready > " + out + "/logind-ready\nwhile :; do sleep 1 & wait $!; done\n"
+	if err := os.WriteFile(logind, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(units, "systemd-logind.service"), []byte("[Service]\nExecStart="+logind+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h := systemdtest.Start(t, units)
+	if _, err := h.Systemctl("start", "systemd-logind.service"); err != nil {
+		t.Fatal(err)
+	}
+	waitFile(t, filepath.Join(out, "logind-ready"), "")
+	env, args := startCase(t, "01-m5large-usw2-vpc192", root)
+	env = withHarness(env, h)
+
+	code, _, stderr := run(t, env, "", append(argsWithout(args, "--v=2"), "--graceful-shutdown")...)
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, stderr)
+	}
+	seen := waitFile(t, filepath.Join(out, "logind-seen"), "")
+	if !strings.Contains(string(seen), "InhibitDelayMaxSec=150") {
+		t.Errorf("logind re-read %q, want InhibitDelayMaxSec=150", seen)
+	}
+	cfg, err := os.ReadFile(filepath.Join(root, "etc/kubernetes/kubelet/kubelet-config.json"))
+	if err != nil || !strings.Contains(string(cfg), `"shutdownGracePeriod": "2m30s"`) || !strings.Contains(string(cfg), `"shutdownGracePeriodCriticalPods": "30s"`) {
+		t.Errorf("kubelet config (%v):\n%s", err, cfg)
+	}
+
+	code, _, stderr = run(t, env, "", argsWithout(args, "--v=2")...)
+	if code != 0 || !strings.Contains(stderr, "removed") {
+		t.Fatalf("turning it off: exit %d:\n%s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(root, "etc/systemd/logind.conf.d/40-eksboot-shutdown.conf")); !os.IsNotExist(err) {
+		t.Errorf("logind drop-in still there: %v", err)
+	}
+}
