@@ -50,12 +50,13 @@ type Options struct {
 	LogFormat      string        // --log-format: console or json
 	IMDSTimeout    time.Duration // --imds-timeout
 	SystemdTimeout time.Duration // --systemd-timeout
+	Help           bool          // -h, --help
+
 	// Graceful node shutdown (off by default, as in bootstrap.sh).
 	GracefulShutdown                bool          // --graceful-shutdown: on, with DefaultShutdownGracePeriod(CriticalPods)
 	ShutdownGracePeriod             time.Duration // --shutdown-grace-period
 	ShutdownGracePeriodCriticalPods time.Duration // --shutdown-grace-period-critical-pods
 	shutdownFlagsSet                map[string]bool
-	Help           bool          // -h, --help
 }
 
 // envFlag ties a bootstrap.sh flag to its variable and its environment fallback.
