@@ -144,11 +144,21 @@ func tree(t *testing.T, root string) map[string]string {
 // TestBlackbox runs the built binary on golden cases into a temporary root and
 // compares the whole tree, modes included, with testdata/blackbox/<case>.
 func TestBlackbox(t *testing.T) {
-	for _, name := range []string{"01-m5large-usw2-vpc192", "03-dnsip-nomaxpods-extraargs", "07-cn-north-1", "10-ipv6"} {
+	for _, tc := range []struct {
+		name, golden string
+		extra        []string
+	}{
+		{"01-m5large-usw2-vpc192", "01-m5large-usw2-vpc192", nil},
+		{"03-dnsip-nomaxpods-extraargs", "03-dnsip-nomaxpods-extraargs", nil},
+		{"07-cn-north-1", "07-cn-north-1", nil},
+		{"10-ipv6", "10-ipv6", nil},
+		{"01-graceful-shutdown", "01-m5large-usw2-vpc192", []string{"--graceful-shutdown"}},
+	} {
+		name := tc.name
 		t.Run(name, func(t *testing.T) {
 			root := t.TempDir()
-			env, args := startCase(t, name, root)
-			code, _, stderr := run(t, env, "", args...)
+			env, args := startCase(t, tc.golden, root)
+			code, _, stderr := run(t, env, "", append(args, tc.extra...)...)
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
