@@ -46,8 +46,8 @@ func (r *Root) Dir() string { return r.dir }
 
 // Resolve maps the node path p (absolute, e.g. "/etc/kubernetes/pki/ca.crt") to a
 // host path under the root. Symlinks met on the way are followed as if the root were
-// "/": an absolute link target is taken relative to the root, and ".." never climbs
-// above it. The final component is followed too when it is a symlink. Components that
+// "/": an absolute link target is taken relative to the root, ".." in the path never
+// climbs above it, and a relative link target that would climb above it is an error. The final component is followed too when it is a symlink. Components that
 // do not exist yet are kept as they are.
 func (r *Root) Resolve(p string) (string, error) {
 	if !path.IsAbs(p) {
@@ -89,10 +89,35 @@ func (r *Root) Resolve(p string) (string, error) {
 		}
 		if path.IsAbs(target) {
 			resolved = "/"
+		} else if climbsOut(resolved, target) {
+			return "", fmt.Errorf("path %q: symbolic link %s -> %s leads out of the root; refusing to follow it", p, next, target)
 		}
 		rest = append(strings.Split(target, "/"), rest...)
 	}
 	return r.host(path.Clean(resolved)), nil
+}
+
+// climbsOut reports whether the relative link target, taken from directory dir,
+// climbs above "/" (which a node would clamp, but which under --root would mean a
+// file outside the root: eksboot refuses it rather than guess).
+func climbsOut(dir, target string) bool {
+	depth := 0
+	if dir != "/" {
+		depth = strings.Count(dir, "/")
+	}
+	for _, name := range strings.Split(target, "/") {
+		switch name {
+		case "", ".":
+		case "..":
+			depth--
+			if depth < 0 {
+				return true
+			}
+		default:
+			depth++
+		}
+	}
+	return false
 }
 
 // host joins a clean absolute node path to the root directory.

@@ -33,7 +33,7 @@ func TestResolveStaysUnderRoot(t *testing.T) {
 		{name: "plain", in: "/etc/kubernetes/x", want: "etc/kubernetes/x"},
 		{name: "dotdot cannot climb", in: "/../../etc/x", want: "etc/x"},
 		{name: "absolute link is rooted", in: "/etc/abs/f", want: "etc/real/f"},
-		{name: "relative link cannot climb", in: "/etc/up/etc/f", want: "etc/f"},
+		{name: "relative link out of the root is refused", in: "/etc/up/etc/f", wantErr: true},
 		{name: "link to a host dir stays inside", in: "/etc/out/f", want: strings.TrimPrefix(outside, "/") + "/f"},
 		{name: "loop", in: "/etc/loop/f", wantErr: true},
 		{name: "relative path", in: "etc/x", wantErr: true},
@@ -99,6 +99,23 @@ func TestPlanApplyIsIdempotent(t *testing.T) {
 	must(t, err)
 	if len(left) != 0 {
 		t.Errorf("temporary files left behind: %v", left)
+	}
+}
+
+func TestStaleTempsAreRemoved(t *testing.T) {
+	r := newRoot(t)
+	dir := filepath.Join(r.Dir(), "etc")
+	must(t, os.MkdirAll(dir, 0o755))
+	stale := filepath.Join(dir, ".kubelet.conf.eksboot-123")
+	other := filepath.Join(dir, ".other.conf.eksboot-456")
+	must(t, os.WriteFile(stale, []byte("half"), 0o600))
+	must(t, os.WriteFile(other, []byte("half"), 0o600))
+	must(t, r.WriteFile("/etc/kubelet.conf", []byte("whole\n"), 0o644))
+	if _, err := os.Stat(stale); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("stale temporary file of kubelet.conf left: %v", err)
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Errorf("another file's temporary file was removed: %v", err)
 	}
 }
 

@@ -122,7 +122,8 @@ func (r *Root) WriteFile(p string, data []byte, mode fs.FileMode) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("write %s: %w", p, err)
 	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(hp)+".eksboot-*")
+	removeStaleTemps(dir, filepath.Base(hp))
+	tmp, err := os.CreateTemp(dir, tempPrefix(filepath.Base(hp))+"*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", p, err)
 	}
@@ -174,6 +175,35 @@ func (r *Root) MkdirAll(p string) error {
 		return fmt.Errorf("mkdir %s: %w", p, err)
 	}
 	return nil
+}
+
+// tempPrefix is the name prefix of the temporary files that WriteFile renames over base.
+func tempPrefix(base string) string { return "." + base + ".eksboot-" }
+
+// removeStaleTemps removes temporary files that an earlier, interrupted WriteFile of
+// base left in dir (a process killed between creating and renaming its temporary file).
+// It is best effort: a leftover never changes what the node reads.
+func removeStaleTemps(dir, base string) {
+	stale, err := filepath.Glob(filepath.Join(dir, globEscape(tempPrefix(base))+"*"))
+	if err != nil {
+		return
+	}
+	for _, p := range stale {
+		_ = os.Remove(p)
+	}
+}
+
+// globEscape escapes the glob metacharacters of s.
+func globEscape(s string) string {
+	var b []byte
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '*', '?', '[', '\\':
+			b = append(b, '\\')
+		}
+		b = append(b, s[i])
+	}
+	return string(b)
 }
 
 func syncDir(dir, p string) error {
