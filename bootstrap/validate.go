@@ -298,9 +298,16 @@ func checkEndpoint(s string) error {
 	return nil
 }
 
+// maxExtraArgs bounds --kubelet-extra-args, well under systemd's limit for a unit file
+// line and far above any real kubelet command line.
+const maxExtraArgs = 64 << 10
+
 // checkArgs rejects characters that cannot reach the kubelet's environment intact
 // through a systemd drop-in.
 func checkArgs(s string) error {
+	if len(s) > maxExtraArgs {
+		return fmt.Errorf("%d bytes is more than the %d allowed", len(s), maxExtraArgs)
+	}
 	for i, r := range s {
 		if r == '\t' {
 			continue

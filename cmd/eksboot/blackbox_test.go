@@ -123,6 +123,12 @@ func tree(t *testing.T, root string) map[string]string {
 		if err != nil || d.IsDir() {
 			return err
 		}
+		rel, _ := filepath.Rel(root, p)
+		if d.Type()&fs.ModeSymlink != 0 {
+			target, err := os.Readlink(p)
+			out[rel+" link"] = target
+			return err
+		}
 		info, err := d.Info()
 		if err != nil {
 			return err
@@ -131,7 +137,6 @@ func tree(t *testing.T, root string) map[string]string {
 		if err != nil {
 			return err
 		}
-		rel, _ := filepath.Rel(root, p)
 		out[fmt.Sprintf("%s %04o", rel, info.Mode().Perm())] = string(b)
 		return nil
 	})

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// requireTool returns the path of a tool the test needs, skipping when it is missing
+// unless EKSBOOT_REQUIRE_TOOLS=1 (set by CI), where a missing tool is a failure.
+func requireTool(t *testing.T, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		if os.Getenv("EKSBOOT_REQUIRE_TOOLS") == "1" {
+			t.Fatalf("%s is missing and EKSBOOT_REQUIRE_TOOLS=1", name)
+		}
+		t.Skipf("%s is missing", name)
+	}
+	return p
+}
+
+// copyTree copies the regular files of src into a new temporary directory.
+func copyTree(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	writeTree(t, dir, files)
+	return dir
+}
+
+// targets drops eksboot's temporary files (".name.eksboot-*") from a tree snapshot:
+// a kill may leave one behind; the node never reads it and the next write removes it.
+func targets(tree map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range tree {
+		if !strings.Contains(filepath.Base(strings.Fields(k)[0]), ".eksboot-") {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// killed reports whether the traced process died of SIGKILL: strace then exits with
+// status 137 or kills itself with the same signal.
+func killed(ps *os.ProcessState) bool {
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
+		return true
+	}
+	return ps.ExitCode() == 137
+}
+
+// TestCrashConsistency kills eksboot with SIGKILL at many points while it replaces a
+// node's files (the Nth openat, write, fchmod, fsync, rename or unlink, injected by
+// strace), then checks that every file it owns is either entirely the old version or
+// entirely the new one, and that a rerun completes the node.
+func TestCrashConsistency(t *testing.T) {
+	strace := requireTool(t, "strace")
+
+	// The old node: other extra args, DNS address, pause tag and cluster name, so
+	// that every file but the CA changes; the new node also gains the logind drop-in.
+	seed := t.TempDir()
+	env, args := startCase(t, "01-m5large-usw2-vpc192", seed)
+	oldArgs := append(append([]string{"bootstrap", "old-cluster"}, args[2:]...), "--kubelet-extra-args", "--v=3",
+		"--dns-cluster-ip", "10.9.0.10", "--pause-container-version", "3.8")
+	if code, _, stderr := run(t, env, "", oldArgs...); code != 0 {
+		t.Fatalf("old run: exit %d\n%s", code, stderr)
+	}
+	old := tree(t, seed)
+	newArgs := func(root string) []string {
+		a := append([]string{}, args...)
+		for i := range a {
+			if a[i] == "--root" {
+				a[i+1] = root
+			}
+		}
+		return append(a, "--kubelet-extra-args", "--v=4", "--graceful-shutdown")
+	}
+	want := copyTree(t, old)
+	if code, _, stderr := run(t, env, "", newArgs(want)...); code != 0 {
+		t.Fatalf("new run: exit %d\n%s", code, stderr)
+	}
+	next := tree(t, want)
+
+	paths := map[string]bool{}
+	for k := range old {
+		paths[strings.Fields(k)[0]] = true
+	}
+	for k := range next {
+		paths[strings.Fields(k)[0]] = true
+	}
+	version := func(tr map[string]string, p string) (string, bool) {
+		for k, v := range tr {
+			if strings.Fields(k)[0] == p {
+				return k + "\x00" + v, true
+			}
+		}
+		return "", false
+	}
+
+	kills, violations, completed := 0, 0, 0
+	groups := []string{"openat", "write", "fchmod", "fsync", "rename,renameat,renameat2", "unlink,unlinkat"}
+	for _, group := range groups {
+		for n := 1; n <= 40; n++ {
+			root := copyTree(t, old)
+			cmdArgs := append([]string{"-f", "-qq", "-o", "/dev/null", "-e", "trace=" + group,
+				"-e", fmt.Sprintf("inject=%s:signal=SIGKILL:when=%d", group, n), binary}, newArgs(root)...)
+			cmd := exec.Command(strace, cmdArgs...)
+			cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
+			for k, v := range env {
+				cmd.Env = append(cmd.Env, k+"="+v)
+			}
+			out, err := cmd.CombinedOutput()
+			if err == nil {
+				completed++
+				break // the run finished before its Nth call: no more kill points here
+			}
+			if !killed(cmd.ProcessState) {
+				t.Fatalf("%s #%d: not killed but failed: %v\n%s", group, n, err, out)
+			}
+			kills++
+			got := targets(tree(t, root))
+			for p := range paths {
+				g, gok := version(got, p)
+				o, ook := version(old, p)
+				w, wok := version(next, p)
+				if (gok && (!ook || g != o) && (!wok || g != w)) || (!gok && ook && wok) {
+					violations++
+					t.Errorf("killed at %s #%d: %s is neither the old nor the new file", group, n, p)
+				}
+			}
+			code, _, stderr := run(t, env, "", newArgs(root)...)
+			if code != 0 {
+				t.Fatalf("rerun after a kill at %s #%d: exit %d\n%s", group, n, code, stderr)
+			}
+			compareTrees(t, tree(t, root), next)
+		}
+	}
+	names := make([]string, 0, len(paths))
+	for p := range paths {
+		names = append(names, p)
+	}
+	sort.Strings(names)
+	t.Logf("crash consistency: %d kills tried over %s, %d violations, %d uninterrupted runs; files checked: %s",
+		kills, strings.Join(groups, " | "), violations, completed, strings.Join(names, ", "))
+	if kills < 50 {
+		t.Errorf("only %d kill points reached: the injection is not working", kills)
+	}
+}
