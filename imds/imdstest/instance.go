@@ -8,6 +8,12 @@
 // (else 401), unknown paths answer 404, folders list their children, and
 // per-path overrides replace a body or turn a path into a 404.
 //
+// Faults are programmed per path (Server.SetFaults): a delay, a hang, a
+// closed connection, an error status (401, 404, 429, 500, 503...), an HTML or
+// empty body, an expired token, each for a number of requests or for good,
+// so "N failures then success" is one call. Every request is logged with the
+// fault it met (Server.Requests).
+//
 // The package does not import testing, so non-test code may use it.
 package imdstest
 
@@ -61,6 +67,8 @@ type Instance struct {
 	VPCIPv6CIDRBlocks []string `json:"vpc-ipv6-cidr-blocks"`
 	// SubnetIPv6CIDRBlocks are the subnet's IPv6 CIDR blocks (served only with IPv6s).
 	SubnetIPv6CIDRBlocks []string `json:"subnet-ipv6-cidr-blocks"`
+	// UserData is served at latest/user-data; when empty, that path answers 404.
+	UserData string `json:"user-data"`
 	// Overrides replace the body of a path (key with or without a leading
 	// "/", e.g. "latest/meta-data/local-ipv4"); a nil value makes the path
 	// answer 404. Folder listings are not changed by overrides.
@@ -147,6 +155,9 @@ func buildTree(in Instance) (map[string]string, error) {
 		}
 	}
 	t.set("latest/dynamic/instance-identity/document", identityDocument(in))
+	if in.UserData != "" {
+		t.set("latest/user-data", in.UserData)
+	}
 	addListings(t)
 
 	tree := t.vals

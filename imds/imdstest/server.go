@@ -13,7 +13,8 @@ import (
 	"time"
 )
 
-// Token is the session token every PUT /latest/api/token hands out.
+// Token is the session token PUT /latest/api/token hands out until tokens
+// expire (see ExpireTokens and FaultTokenExpiry); later ones differ from it.
 const Token = "FAKE-IMDSV2-TOKEN-AQAEAxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx=="
 
 const (
@@ -44,8 +45,11 @@ type Request struct {
 	// Path is the request path as sent, without the query.
 	Path string
 	// Status is the status code answered; 0 for a request that was hung
-	// (see SetHang) and so never answered.
+	// (see SetHang) or whose connection was closed, and so never answered.
 	Status int
+	// Fault names the fault that shaped the answer ("" for none), as
+	// Fault.String gives it, e.g. "status 503" or "close".
+	Fault string
 }
 
 // Server is a fake IMDSv2 listening on 127.0.0.1. It is safe for concurrent use.
@@ -56,11 +60,14 @@ type Server struct {
 	quit chan error    // the result of Serve
 
 	mu       sync.Mutex
-	idle     *sync.Cond        // signalled when inflight drops to 0; uses mu
-	inflight int               // handlers running
-	closed   bool              // Close has begun: new requests get 503
-	tree     map[string]string // path without leading "/" -> body
-	hang     map[string]bool   // path without leading "/" -> hang its requests
+	idle     *sync.Cond         // signalled when inflight drops to 0; uses mu
+	inflight int                // handlers running
+	closed   bool               // Close has begun: new requests get 503
+	tree     map[string]string  // path without leading "/" -> body
+	hang     map[string]bool    // path without leading "/" -> hang its requests
+	faults   map[string][]Fault // path without leading "/" -> faults still to show
+	gen      int                // token generation: tokens of older ones are expired
+	v1       bool               // GETs without a token are answered (IMDSv1)
 	reqs     []Request
 
 	closeOnce sync.Once
@@ -79,11 +86,12 @@ func NewServer(inst Instance) (*Server, error) {
 		return nil, fmt.Errorf("imdstest: listen on 127.0.0.1: %w", err)
 	}
 	s := &Server{
-		url:  "http://" + ln.Addr().String(),
-		done: make(chan struct{}),
-		quit: make(chan error, 1),
-		tree: tree,
-		hang: map[string]bool{},
+		url:    "http://" + ln.Addr().String(),
+		done:   make(chan struct{}),
+		quit:   make(chan error, 1),
+		tree:   tree,
+		hang:   map[string]bool{},
+		faults: map[string][]Fault{},
 	}
 	s.idle = sync.NewCond(&s.mu)
 	s.srv = &http.Server{
@@ -164,7 +172,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	s.inflight++
 	hung := s.hang[key]
-	if hung {
+	fault, faulty := s.nextFault(key)
+	if faulty && fault.Kind == FaultHang {
+		hung = true
+		s.reqs = append(s.reqs, Request{Method: r.Method, Path: path, Fault: fault.String()})
+	} else if hung {
 		s.reqs = append(s.reqs, Request{Method: r.Method, Path: path})
 	}
 	s.mu.Unlock()
@@ -177,9 +189,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	status := s.answer(w, r, path, key)
+	var status int
+	var note string
+	if faulty {
+		status, note = s.misbehave(w, r, fault, path, key), fault.String()
+	} else {
+		status = s.answer(w, r, path, key)
+	}
 	s.mu.Lock()
-	s.reqs = append(s.reqs, Request{Method: r.Method, Path: path, Status: status})
+	s.reqs = append(s.reqs, Request{Method: r.Method, Path: path, Status: status, Fault: note})
 	s.mu.Unlock()
 }
 
@@ -204,14 +222,18 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, path, key string
 		if !validTTL(ttl) {
 			return send(w, http.StatusBadRequest, "Bad Request", nil)
 		}
-		return send(w, http.StatusOK, Token, map[string]string{tokenTTLHeader: ttl})
-	case http.MethodGet:
-		if r.Header.Get(tokenHeader) != Token {
-			return send(w, http.StatusUnauthorized, "Unauthorized", nil)
-		}
 		s.mu.Lock()
+		tok := tokenOf(s.gen)
+		s.mu.Unlock()
+		return send(w, http.StatusOK, tok, map[string]string{tokenTTLHeader: ttl})
+	case http.MethodGet:
+		s.mu.Lock()
+		tok, v1 := tokenOf(s.gen), s.v1
 		body, ok := s.tree[key]
 		s.mu.Unlock()
+		if got := r.Header.Get(tokenHeader); got != tok && (got != "" || !v1) {
+			return send(w, http.StatusUnauthorized, "Unauthorized", nil)
+		}
 		if !ok {
 			return send(w, http.StatusNotFound, notFoundPage, map[string]string{"Content-Type": "text/html"})
 		}
