@@ -1,55 +1,78 @@
 // Package imds reads the facts eksboot needs about the instance it runs on
 // from the EC2 instance metadata service (IMDS), the way bootstrap.sh did with
 // curl: region and account from the identity document, instance type, ID,
-// availability zone, MAC, addresses and the VPC's CIDR blocks.
+// availability zone, MAC, addresses and the VPC's CIDR blocks (and, when
+// asked, the user data).
 //
-// It speaks IMDSv2 only (one session token per Fetch, no IMDSv1 fallback),
-// asks independent paths in parallel, tells a 404 of an optional path (an
-// empty value) from any other failure, checks every answer before it is used,
-// and bounds the whole Fetch by a deadline so a hung service cannot stall
-// the node's boot.
+// It is built to survive what early boot throws at it. It speaks IMDSv2 with
+// one session token per Fetch, fetched again when the service answers 401,
+// and falls back to IMDSv1 only when Options.AllowIMDSv1 says so. It asks
+// independent paths in parallel. Each attempt has its own timeout; connection
+// errors, timeouts, 401, 408, 429, 5xx and a 404 of a path that must exist
+// (it appears late) are retried with jittered exponential backoff until the
+// deadline of the whole Fetch, after which the error names the path, the
+// last status and the number of attempts. Every answer is checked before it
+// is used: an HTML page or an empty body is a fault, not a value, and is
+// asked again a few times before it fails the path. A 404 of an optional path
+// is an answer: the value is empty.
 package imds
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
-	"strings"
 	"sync"
 	"time"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
-	sdkimds "github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
 )
 
-// DefaultTimeout bounds a Fetch whose Options.Timeout is zero.
-const DefaultTimeout = 60 * time.Second
-
-// maxBody caps how much of one answer is read; real answers are far smaller.
-const maxBody = 1 << 20
+// Defaults for the zero fields of Options.
+const (
+	// DefaultTimeout bounds a whole Fetch.
+	DefaultTimeout = 60 * time.Second
+	// DefaultAttemptTimeout bounds one attempt at a path (token included).
+	// The real service answers in milliseconds; an attempt this slow has
+	// met a dropped packet or a hung connection, and a new one is better.
+	DefaultAttemptTimeout = 5 * time.Second
+	// DefaultMinBackoff is the backoff before the first retry of a path.
+	DefaultMinBackoff = 100 * time.Millisecond
+	// DefaultMaxBackoff caps the backoff, which doubles with each retry.
+	DefaultMaxBackoff = 2 * time.Second
+)
 
 // Paths read by Fetch, as named in errors (no leading "/").
+//
+// Required paths exist on every instance, so a 404 means the service has not
+// populated them yet (IMDS answers 404 for a while early in boot): Fetch asks
+// again until the deadline. Optional paths legitimately answer 404 for good
+// (an IPv6-only instance has no local-ipv4, an instance without IPv6 no
+// ipv6s), so their 404 is an empty value at once; waiting for them would
+// delay every boot of such an instance by the whole deadline. Where an empty
+// optional value matters, the caller fails naming the path (bootstrap: no
+// local-ipv4 on an ipv4 cluster, no ipv6s on an ipv6 one) or has a fallback
+// (the domain from the region, the node name from EC2).
 const (
-	PathIdentityDocument = "latest/dynamic/instance-identity/document"    // gives Region and AccountID.
-	PathDomain           = "latest/meta-data/services/domain"             // gives Domain.
-	PathInstanceType     = "latest/meta-data/instance-type"               // gives InstanceType.
-	PathInstanceID       = "latest/meta-data/instance-id"                 // gives InstanceID.
-	PathAvailabilityZone = "latest/meta-data/placement/availability-zone" // gives AvailabilityZone.
-	PathMAC              = "latest/meta-data/mac"                         // gives MAC.
-	PathLocalIPv4        = "latest/meta-data/local-ipv4"                  // gives LocalIPv4.
-	PathLocalHostname    = "latest/meta-data/local-hostname"              // gives LocalHostname.
+	PathIdentityDocument = "latest/dynamic/instance-identity/document"    // required; gives Region and AccountID.
+	PathDomain           = "latest/meta-data/services/domain"             // optional; gives Domain.
+	PathInstanceType     = "latest/meta-data/instance-type"               // required; gives InstanceType.
+	PathInstanceID       = "latest/meta-data/instance-id"                 // required; gives InstanceID.
+	PathAvailabilityZone = "latest/meta-data/placement/availability-zone" // required; gives AvailabilityZone.
+	PathMAC              = "latest/meta-data/mac"                         // required; gives MAC.
+	PathLocalIPv4        = "latest/meta-data/local-ipv4"                  // optional; gives LocalIPv4.
+	PathLocalHostname    = "latest/meta-data/local-hostname"              // optional; gives LocalHostname.
+	PathUserData         = "latest/user-data"                             // optional, only with Options.UserData; gives UserData.
+	PathToken            = "latest/api/token"                             // the IMDSv2 session token (PUT).
 )
 
 // macsPath is the folder of the per-interface paths.
 const macsPath = "latest/meta-data/network/interfaces/macs/"
 
-// PathIPv6s returns the path of the IPv6 addresses of the interface with mac.
+// PathIPv6s returns the path of the IPv6 addresses of the interface with mac
+// (optional: absent when the interface has none).
 func PathIPv6s(mac string) string { return macsPath + mac + "/ipv6s" }
 
-// PathVPCIPv4CIDRs returns the path of the VPC IPv4 CIDR blocks of the interface with mac.
+// PathVPCIPv4CIDRs returns the path of the VPC IPv4 CIDR blocks of the
+// interface with mac. It is required: every VPC has an IPv4 CIDR, and a
+// missing one would silently pick the wrong cluster DNS address.
 func PathVPCIPv4CIDRs(mac string) string { return macsPath + mac + "/vpc-ipv4-cidr-blocks" }
 
 // Facts are the instance facts eksboot reads from IMDS.
@@ -64,10 +87,12 @@ type Facts struct {
 	LocalIPv4        string   // latest/meta-data/local-ipv4 ("" when 404)
 	LocalHostname    string   // latest/meta-data/local-hostname ("" when 404)
 	IPv6s            []string // latest/meta-data/network/interfaces/macs/<mac>/ipv6s, one per line (nil when 404)
-	VPCIPv4CIDRs     []string // .../macs/<mac>/vpc-ipv4-cidr-blocks, one per line (nil when 404)
+	VPCIPv4CIDRs     []string // .../macs/<mac>/vpc-ipv4-cidr-blocks, one per line (required)
+	UserData         []byte   // latest/user-data as served (nil when not asked for or 404)
 }
 
-// Options configure Fetch.
+// Options configure Fetch. Only Endpoint and Timeout matter in production;
+// the others exist so tests can run the retries in milliseconds.
 type Options struct {
 	// Endpoint is the base URL of the service, such as "http://127.0.0.1:1338";
 	// "" lets the SDK resolve it (it honours AWS_EC2_METADATA_SERVICE_ENDPOINT,
@@ -75,13 +100,46 @@ type Options struct {
 	Endpoint string
 	// Timeout is the deadline for the whole Fetch; zero or less means DefaultTimeout.
 	Timeout time.Duration
+	// AllowIMDSv1 lets Fetch read without a session token when the service
+	// refuses one (PUT latest/api/token answers 403, 404 or 405, or cannot be
+	// reached). Off, such a refusal fails the Fetch: many accounts disable
+	// IMDSv1, and a service that gives no token is usually misconfigured.
+	AllowIMDSv1 bool
+	// UserData also reads latest/user-data into Facts.UserData.
+	UserData bool
+	// AttemptTimeout bounds each attempt at a path; zero or less means
+	// DefaultAttemptTimeout.
+	AttemptTimeout time.Duration
+	// MinBackoff and MaxBackoff bound the jittered exponential backoff
+	// between attempts; zero or less means DefaultMinBackoff and
+	// DefaultMaxBackoff.
+	MinBackoff, MaxBackoff time.Duration
+}
+
+// withDefaults returns o with its zero durations set to the defaults.
+func (o Options) withDefaults() Options {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&o.Timeout, DefaultTimeout)
+	def(&o.AttemptTimeout, DefaultAttemptTimeout)
+	def(&o.MinBackoff, DefaultMinBackoff)
+	def(&o.MaxBackoff, DefaultMaxBackoff)
+	if o.MaxBackoff < o.MinBackoff {
+		o.MaxBackoff = o.MinBackoff
+	}
+	return o
 }
 
 // PathError is the error Fetch returns for a path that could not be read or
 // whose answer is not valid.
 type PathError struct {
-	Path string // e.g. "latest/meta-data/instance-type"
-	Err  error
+	Path     string // e.g. "latest/meta-data/instance-type"
+	Attempts int    // attempts made at the path
+	Status   int    // the last HTTP status the path answered, 0 if none
+	Err      error
 }
 
 // Error returns "imds: PATH: reason".
@@ -91,149 +149,103 @@ func (e *PathError) Error() string { return "imds: " + e.Path + ": " + e.Err.Err
 func (e *PathError) Unwrap() error { return e.Err }
 
 // query is one path to read: parse checks the body and stores the value; a
-// 404 of an optional path leaves the value empty.
+// 404 of an optional path leaves the value empty; then, on success, lists the
+// queries that need this one's value (they run in parallel).
 type query struct {
 	path     string
 	optional bool
 	parse    func(body string) error
+	then     func() []query
 }
 
 // Fetch reads the instance's Facts from IMDS: the identity document first
-// (which gets the session token), then the other paths in parallel, then the
-// paths under the interface's MAC in parallel. Every failure names the path
-// it concerns; several failures of one step are joined in a fixed order.
+// (which gets the session token), then the other paths in parallel, each
+// interface path as soon as the MAC is known. Every failure names the path it
+// concerns; when a path fails for good the others are abandoned, and the
+// failures are joined in a fixed order.
 func Fetch(ctx context.Context, opts Options) (*Facts, error) {
+	return fetch(ctx, opts, false)
+}
+
+// fetch is Fetch; sequential reads one path at a time (for the benchmark).
+func fetch(ctx context.Context, opts Options, sequential bool) (*Facts, error) {
 	if opts.Endpoint != "" {
 		if _, err := checkEndpoint(opts.Endpoint); err != nil {
 			return nil, fmt.Errorf("imds: endpoint %q: %w", opts.Endpoint, err)
 		}
 	}
-	timeout := opts.Timeout
-	if timeout <= 0 {
-		timeout = DefaultTimeout
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	opts = opts.withDefaults()
+	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
-	c := newClient(opts.Endpoint)
+	c := newClient(opts)
+	c.sequential = sequential
+	defer c.close()
 
 	f := &Facts{}
 	// The identity document goes first, alone: it gets the session token the
 	// later requests share, so a service that gives no token fails once here
 	// rather than once per path.
-	document := []query{{path: PathIdentityDocument, parse: func(b string) error {
-		var err error
-		f.Region, f.AccountID, err = parseIdentityDocument(b)
+	document := query{path: PathIdentityDocument, parse: func(b string) error {
+		region, account, err := parseIdentityDocument(b)
+		if err == nil {
+			f.Region, f.AccountID = region, account
+		}
 		return err
-	}}}
-	noMAC := []query{
+	}}
+	if err := c.read(ctx, document); err != nil {
+		return nil, err
+	}
+	rest := []query{
 		{path: PathDomain, optional: true, parse: into(&f.Domain, parseName)},
 		{path: PathInstanceType, parse: into(&f.InstanceType, parseInstanceType)},
 		{path: PathInstanceID, parse: into(&f.InstanceID, parseName)},
 		{path: PathAvailabilityZone, parse: into(&f.AvailabilityZone, parseName)},
-		{path: PathMAC, parse: into(&f.MAC, parseMAC)},
+		{path: PathMAC, parse: into(&f.MAC, parseMAC), then: func() []query {
+			return []query{
+				{path: PathIPv6s(f.MAC), optional: true, parse: intoList(&f.IPv6s, parseIPv6)},
+				{path: PathVPCIPv4CIDRs(f.MAC), parse: intoList(&f.VPCIPv4CIDRs, parseIPv4CIDR)},
+			}
+		}},
 		{path: PathLocalIPv4, optional: true, parse: into(&f.LocalIPv4, parseIPv4)},
 		{path: PathLocalHostname, optional: true, parse: into(&f.LocalHostname, parseHostname)},
 	}
-	for _, qs := range [][]query{document, noMAC} {
-		if err := c.readAll(ctx, qs); err != nil {
-			return nil, err
-		}
+	if opts.UserData {
+		rest = append(rest, query{path: PathUserData, optional: true, parse: func(b string) error {
+			f.UserData = []byte(b)
+			return nil
+		}})
 	}
-	// These need the MAC read above.
-	byMAC := []query{
-		{path: PathIPv6s(f.MAC), optional: true, parse: intoList(&f.IPv6s, parseIPv6)},
-		{path: PathVPCIPv4CIDRs(f.MAC), optional: true, parse: intoList(&f.VPCIPv4CIDRs, parseIPv4CIDR)},
-	}
-	if err := c.readAll(ctx, byMAC); err != nil {
+	if err := c.readAll(ctx, rest); err != nil {
 		return nil, err
 	}
 	return f, nil
 }
 
-// client reads paths through one SDK client, which keeps one session token.
-type client struct {
-	sdk *sdkimds.Client
-}
-
-func newClient(endpoint string) *client {
-	// IMDS is link-local: never send it through an HTTP proxy from the environment.
-	hc := awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) {
-		tr.Proxy = nil
-	})
-	return &client{sdk: sdkimds.New(sdkimds.Options{
-		Endpoint:          endpoint,
-		ClientEnableState: sdkimds.ClientEnabled,
-		EnableFallback:    aws.FalseTernary, // IMDSv2 only
-		HTTPClient:        hc,
-	})}
-}
-
-// readAll runs the queries in parallel and joins their errors in query order.
+// readAll runs the queries in parallel (and each one's follow-ups after it)
+// and joins their errors in query order. The first failure cancels the
+// others; their cancellation is not reported as a failure of their own.
 func (c *client) readAll(ctx context.Context, qs []query) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 	errs := make([]error, len(qs))
 	var wg sync.WaitGroup
 	for i, q := range qs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = c.read(ctx, q)
-		}()
+		one := func() {
+			err := c.read(ctx, q)
+			if err == nil && q.then != nil {
+				err = c.readAll(ctx, q.then())
+			}
+			if err != nil && !errors.Is(err, errAbandoned) {
+				cancel(errAbandoned)
+				errs[i] = err
+			}
+		}
+		if c.sequential {
+			one()
+		} else {
+			wg.Go(one)
+		}
 	}
 	wg.Wait()
 	return errors.Join(errs...)
-}
-
-// read fetches and parses one query, returning a *PathError on failure.
-func (c *client) read(ctx context.Context, q query) error {
-	body, found, err := c.get(ctx, q.path)
-	switch {
-	case err != nil:
-		return &PathError{Path: q.path, Err: err}
-	case !found && q.optional:
-		return nil
-	case !found:
-		return &PathError{Path: q.path, Err: errors.New("not found (404), but it is required")}
-	}
-	if err := q.parse(body); err != nil {
-		return &PathError{Path: q.path, Err: err}
-	}
-	return nil
-}
-
-// get returns the body of path; found is false when the service answered 404.
-func (c *client) get(ctx context.Context, path string) (body string, found bool, err error) {
-	var content io.ReadCloser
-	if rest, ok := strings.CutPrefix(path, "latest/dynamic/"); ok {
-		var out *sdkimds.GetDynamicDataOutput
-		if out, err = c.sdk.GetDynamicData(ctx, &sdkimds.GetDynamicDataInput{Path: rest}); err == nil {
-			content = out.Content
-		}
-	} else {
-		var out *sdkimds.GetMetadataOutput
-		rest := strings.TrimPrefix(path, "latest/meta-data/")
-		if out, err = c.sdk.GetMetadata(ctx, &sdkimds.GetMetadataInput{Path: rest}); err == nil {
-			content = out.Content
-		}
-	}
-	if isNotFound(err) {
-		return "", false, nil
-	}
-	if err != nil {
-		return "", false, err
-	}
-	defer content.Close()
-	b, err := io.ReadAll(io.LimitReader(content, maxBody+1))
-	if err != nil {
-		return "", true, fmt.Errorf("read answer: %w", err)
-	}
-	if len(b) > maxBody {
-		return "", true, fmt.Errorf("answer is larger than %d bytes", maxBody)
-	}
-	return string(b), true, nil
-}
-
-// isNotFound reports whether err is the service answering 404.
-func isNotFound(err error) bool {
-	var status interface{ HTTPStatusCode() int }
-	return errors.As(err, &status) && status.HTTPStatusCode() == http.StatusNotFound
 }

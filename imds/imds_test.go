@@ -47,6 +47,18 @@ func factsOf(inst imdstest.Instance) *imds.Facts {
 
 func str(s string) *string { return &s }
 
+// fast returns Options for s whose retries take milliseconds, with timeout
+// as the deadline of the whole Fetch.
+func fast(s *imdstest.Server, timeout time.Duration) imds.Options {
+	return imds.Options{
+		Endpoint:       s.URL(),
+		Timeout:        timeout,
+		AttemptTimeout: 2 * time.Second,
+		MinBackoff:     time.Millisecond,
+		MaxBackoff:     5 * time.Millisecond,
+	}
+}
+
 func TestFetch(t *testing.T) {
 	macs := "latest/meta-data/network/interfaces/macs/0a:1b:2c:3d:4e:5f/"
 	tests := []struct {
@@ -77,7 +89,6 @@ func TestFetch(t *testing.T) {
 					imds.PathDomain:                 nil,
 					imds.PathLocalIPv4:              nil,
 					imds.PathLocalHostname:          nil,
-					macs + "vpc-ipv4-cidr-blocks":   nil,
 					imds.PathIdentityDocument:       str(`{"region": "us-west-2"}`),
 					"latest/meta-data/hostname":     nil,
 					"latest/meta-data/services/foo": str("unused"),
@@ -85,8 +96,12 @@ func TestFetch(t *testing.T) {
 			},
 			want: func(f *imds.Facts) {
 				f.Domain, f.LocalIPv4, f.LocalHostname, f.AccountID = "", "", "", ""
-				f.VPCIPv4CIDRs = nil
 			},
+		},
+		{
+			name:   "user data, bytes as served",
+			modify: func(in *imdstest.Instance) { in.UserData = "#!/bin/bash\n/etc/eks/bootstrap.sh demo\n" },
+			want:   func(f *imds.Facts) { f.UserData = []byte("#!/bin/bash\n/etc/eks/bootstrap.sh demo\n") },
 		},
 		{
 			name: "answers with surrounding white space and several host names",
@@ -110,7 +125,7 @@ func TestFetch(t *testing.T) {
 				tt.modify(&inst)
 			}
 			s := startFake(t, inst)
-			got, err := imds.Fetch(context.Background(), imds.Options{Endpoint: s.URL(), Timeout: 30 * time.Second})
+			got, err := imds.Fetch(context.Background(), imds.Options{Endpoint: s.URL(), Timeout: 30 * time.Second, UserData: inst.UserData != ""})
 			if err != nil {
 				t.Fatalf("Fetch: %v", err)
 			}
@@ -131,10 +146,11 @@ func TestFetchErrors(t *testing.T) {
 	tests := []struct {
 		name       string
 		path       string  // overridden path, and the path the error must name
-		body       *string // nil: 404
+		body       *string // nil: 404, retried until the deadline (the path may appear late)
 		wantReason string
 	}{
 		{"instance type 404", imds.PathInstanceType, nil, "not found"},
+		{"vpc cidrs 404", macs + "vpc-ipv4-cidr-blocks", nil, "not found"},
 		{"instance type HTML", imds.PathInstanceType, &notFoundPage, "HTML page"},
 		{"instance type garbage", imds.PathInstanceType, str("large m5"), "not an instance type"},
 		{"instance type empty", imds.PathInstanceType, str(""), "empty answer"},
@@ -162,7 +178,11 @@ func TestFetchErrors(t *testing.T) {
 			inst := imdstest.DefaultInstance()
 			inst.Overrides = map[string]*string{tt.path: tt.body}
 			s := startFake(t, inst)
-			f, err := imds.Fetch(context.Background(), imds.Options{Endpoint: s.URL(), Timeout: 30 * time.Second})
+			timeout := 30 * time.Second // invalid answers fail after a few attempts
+			if tt.body == nil {
+				timeout = 300 * time.Millisecond // a 404 of a required path is asked until the deadline
+			}
+			f, err := imds.Fetch(context.Background(), fast(s, timeout))
 			if err == nil {
 				t.Fatalf("Fetch = %+v, want an error", f)
 			}
@@ -272,8 +292,11 @@ func TestFetchServerGone(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	_, err = imds.Fetch(context.Background(), imds.Options{Endpoint: url, Timeout: 10 * time.Second})
-	if err == nil || !strings.Contains(err.Error(), "imds: "+imds.PathIdentityDocument+": ") {
-		t.Errorf("Fetch from a closed server: error %v, want one naming the paths", err)
+	opts := fast(s, 300*time.Millisecond)
+	opts.Endpoint = url
+	_, err = imds.Fetch(context.Background(), opts)
+	if err == nil || !strings.Contains(err.Error(), "imds: "+imds.PathIdentityDocument+": gave up at the 300ms deadline") ||
+		!strings.Contains(err.Error(), "connection refused") {
+		t.Errorf("Fetch from a closed server: error %v, want one naming the path, the deadline and the refusal", err)
 	}
 }
