@@ -13,6 +13,9 @@ type TypeInfo struct {
 	ENIs int
 	// IPv4PerENI is the maximum number of private IPv4 addresses per interface.
 	IPv4PerENI int
+	// BareMetal is set for bare-metal types (informational: the calculator, and so
+	// Compute, decides prefix delegation on Hypervisor alone).
+	BareMetal bool
 }
 
 // Classic is bootstrap.sh's fallback for types missing from the table

@@ -1,74 +1,95 @@
-// Package maxpods works out the kubelet maxPods value for an EC2 instance type, as
-// bootstrap.sh does: first from the embedded eni-max-pods.txt table, then, for types
-// the table does not know, from the instance type's EC2 networking facts with the
-// classic secondary-IP formula of max-pods-calculator.sh.
+// Package maxpods works out the kubelet maxPods value for an EC2 instance type.
 //
-// Everything here is pure: no network, no disk. Fetching the EC2 facts is the job of
-// package ec2api.
+// The instance facts of every type eksboot knows (ENIs on the default network card,
+// IPv4 addresses per ENI, vCPUs, hypervisor, bare metal) and the eni-max-pods.txt
+// numbers are compiled into a generated, statically initialised hash table
+// (zz_generated_table.go, made by `go generate` from assets/eni-limits.csv and
+// assets/eni-max-pods.txt): Lookup and Info cost one hash and one string comparison,
+// allocate nothing and need no work at start-up. Compute applies the formulas of
+// max-pods-calculator.sh (classic, prefix delegation, custom networking, security
+// groups for pods, MAX_ENI, IPv6, the 110/250 caps), and Resolve chains the table, an
+// on-node eni-max-pods.txt, EC2 and the default so that a boot never fails for want
+// of a number.
+//
+// Everything here is pure: no network, no disk. Reading the node's file and calling
+// EC2 are the callers' business (Resolve takes their results).
 package maxpods
 
-import (
-	"bufio"
-	"errors"
-	"fmt"
-	"strconv"
-	"strings"
-	"sync"
+//go:generate go run ./internal/gen -csv ../assets/eni-limits.csv -txt ../assets/eni-max-pods.txt -out zz_generated_table.go
 
-	"github.com/eksboot/eksboot/assets"
-)
+import "github.com/eksboot/eksboot/maxpods/internal/phash"
 
-// Default is the value used when neither the table nor EC2 knows the type (kubelet's
-// own default).
+// Default is the value used when neither the table, the node's eni-max-pods.txt nor
+// EC2 knows the type (the kubelet's own default).
 const Default = 110
 
-// table is the embedded eni-max-pods.txt, parsed on first use. A malformed row is a
-// defect of the embedded asset, not a runtime condition, so it panics.
-var table = sync.OnceValue(func() map[string]int {
-	t, err := parseTable(assets.ENIMaxPods)
-	if err != nil {
-		panic("maxpods: embedded eni-max-pods.txt: " + err.Error())
-	}
-	return t
-})
+// entry is one instance type of the generated table, in its hash slot: 10 bytes, so
+// the whole table (slots, seeds and the names) stays within a few dozen kilobytes.
+type entry struct {
+	off     uint16 // the name is names[off : off+n]
+	maxPods uint16 // eni-max-pods.txt's number (the classic formula, no cap); 0: empty slot
+	vcpus   uint16 // default vCPUs; 0 when not known
+	n       uint8  // length of the name
+	enis    uint8  // ENIs on the default network card
+	ipv4    uint8  // IPv4 addresses per ENI
+	flags   uint8  // fFacts, fNitro, fXen, fMetal
+}
 
-// Lookup returns the max pods for instanceType from the embedded eni-max-pods.txt,
-// by exact match: no trimming, no case folding, no prefix match. (bootstrap.sh's awk
-// lookup is an unanchored regex prefix match, a known quirk this fixes.) The second
-// result is false when the table has no row for instanceType.
+// Flags of an entry.
+const (
+	fFacts = 1 << iota // enis, ipv4 (and vcpus when not 0) are known
+	fNitro             // hypervisor nitro
+	fXen               // hypervisor xen
+	fMetal             // bare metal
+)
+
+// name returns the entry's instance type.
+func (e *entry) name() string { return names[e.off : int(e.off)+int(e.n)] }
+
+// find returns the table entry of name, or nil: one hash, one slot, one comparison.
+func find(name string) *entry {
+	h := phash.Hash(name)
+	e := &slots[phash.Slot(h, uint32(seeds[phash.Bucket(h, bucketBits)]), slotBits)&(1<<slotBits-1)]
+	if e.maxPods == 0 || int(e.n) != len(name) || e.name() != name {
+		return nil
+	}
+	return e
+}
+
+// Lookup returns the max pods that eni-max-pods.txt gives instanceType (the classic
+// secondary-IP formula, no cap: bootstrap.sh's value), by exact match: no trimming,
+// no case folding, no prefix match. (bootstrap.sh's awk lookup is an unanchored regex
+// prefix match, a known quirk this fixes.) The second result is false when the table
+// has no row for instanceType.
 func Lookup(instanceType string) (int, bool) {
-	n, ok := table()[instanceType]
-	return n, ok
+	e := find(instanceType)
+	if e == nil {
+		return 0, false
+	}
+	return int(e.maxPods), true
 }
 
-// parseTable parses eni-max-pods.txt: '#' comment lines, blank lines, and
-// "<instance-type> <max-pods>" rows with a positive max pods and no duplicate type.
-func parseTable(s string) (map[string]int, error) {
-	t := make(map[string]int, 1500)
-	sc := bufio.NewScanner(strings.NewReader(s))
-	for line := 1; sc.Scan(); line++ {
-		text := sc.Text()
-		if text == "" || strings.HasPrefix(text, "#") {
-			continue
-		}
-		name, num, ok := strings.Cut(text, " ")
-		if !ok || name == "" || strings.ContainsAny(num, " \t") {
-			return nil, fmt.Errorf("line %d: want \"<instance-type> <max-pods>\", got %q", line, text)
-		}
-		n, err := strconv.Atoi(num)
-		if err != nil || n <= 0 {
-			return nil, fmt.Errorf("line %d: max pods of %s: want a positive integer, got %q", line, name, num)
-		}
-		if _, dup := t[name]; dup {
-			return nil, fmt.Errorf("line %d: duplicate instance type %s", line, name)
-		}
-		t[name] = n
+// Info returns the instance facts of instanceType from the table (exact match). The
+// second result is false when the table does not know the type's facts. VCPUs is 0
+// for the few types whose vCPU count the data lacks.
+func Info(instanceType string) (TypeInfo, bool) {
+	e := find(instanceType)
+	if e == nil || e.flags&fFacts == 0 {
+		return TypeInfo{}, false
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("reading table: %w", err)
+	t := TypeInfo{VCPUs: int(e.vcpus), ENIs: int(e.enis), IPv4PerENI: int(e.ipv4), BareMetal: e.flags&fMetal != 0}
+	switch {
+	case e.flags&fNitro != 0:
+		t.Hypervisor = "nitro"
+	case e.flags&fXen != 0:
+		t.Hypervisor = "xen"
 	}
-	if len(t) == 0 {
-		return nil, errors.New("no data rows")
-	}
-	return t, nil
+	return t, true
 }
+
+// Types returns the number of instance types in the table.
+func Types() int { return len(sorted) }
+
+// TypeAt returns the name of the i-th instance type of the table, in byte order, for
+// 0 <= i < Types().
+func TypeAt(i int) string { return slots[sorted[i]].name() }

@@ -2,14 +2,15 @@ package maxpods
 
 import (
 	"bufio"
-	"encoding/csv"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/eksboot/eksboot/assets"
 )
+
+// assetsTable is the embedded eni-max-pods.txt.
+func assetsTable() string { return assets.ENIMaxPods }
 
 // dataRows returns the "<type> <max-pods>" rows of the embedded table, split
 // independently of parseTable.
@@ -33,16 +34,6 @@ func dataRows(t *testing.T) [][2]string {
 	return rows
 }
 
-func TestEmbeddedTableParses(t *testing.T) {
-	got, err := parseTable(assets.ENIMaxPods)
-	if err != nil {
-		t.Fatalf("parseTable(assets.ENIMaxPods): %v", err)
-	}
-	if want := len(dataRows(t)); len(got) != want {
-		t.Errorf("parseTable: got %d types, want %d (one per data row)", len(got), want)
-	}
-}
-
 func TestLookupEveryRow(t *testing.T) {
 	for _, r := range dataRows(t) {
 		want, err := strconv.Atoi(r[1])
@@ -51,6 +42,36 @@ func TestLookupEveryRow(t *testing.T) {
 		}
 		if got, ok := Lookup(r[0]); !ok || got != want {
 			t.Errorf("Lookup(%q) = %d, %v; want %d, true", r[0], got, ok, want)
+		}
+	}
+	if n := len(dataRows(t)); Types() != n {
+		t.Errorf("Types() = %d, want %d (one per row of eni-max-pods.txt)", Types(), n)
+	}
+}
+
+func TestLookupAllocatesNothing(t *testing.T) {
+	names := []string{"m5.large", "u7in-32tb.224xlarge", "zz9.large", "", "m5.larg"}
+	if n := testing.AllocsPerRun(100, func() {
+		for _, s := range names {
+			Lookup(s)
+			Info(s)
+		}
+	}); n != 0 {
+		t.Errorf("Lookup and Info: %v allocations per run, want 0", n)
+	}
+}
+
+func TestTypeAtIsSortedAndFound(t *testing.T) {
+	for i := range Types() {
+		name := TypeAt(i)
+		if i > 0 && TypeAt(i-1) >= name {
+			t.Errorf("TypeAt(%d) = %q is not after %q", i, name, TypeAt(i-1))
+		}
+		if _, ok := Lookup(name); !ok {
+			t.Errorf("Lookup(TypeAt(%d) = %q) found nothing", i, name)
+		}
+		if err := CheckInstanceType(name); err != nil {
+			t.Errorf("CheckInstanceType(%q): %v", name, err)
 		}
 	}
 }
@@ -98,49 +119,6 @@ func TestLookup(t *testing.T) {
 	}
 }
 
-func TestParseTable(t *testing.T) {
-	tests := []struct {
-		name    string
-		in      string
-		want    map[string]int
-		wantErr string
-	}{
-		{"rows and comments", "# header\n#\na.b 3\n\nc.d 17\n", map[string]int{"a.b": 3, "c.d": 17}, ""},
-		{"no trailing newline", "a.b 3", map[string]int{"a.b": 3}, ""},
-		{"only comments", "# x\n#\n", nil, "no data rows"},
-		{"one field", "# x\na.b\n", nil, `line 2: want "<instance-type> <max-pods>", got "a.b"`},
-		{"three fields", "a.b 3 4\n", nil, `line 1: want "<instance-type> <max-pods>", got "a.b 3 4"`},
-		{"leading space", " a.b 3\n", nil, `line 1: want "<instance-type> <max-pods>", got " a.b 3"`},
-		{"two spaces", "a.b  3\n", nil, `line 1: want "<instance-type> <max-pods>", got "a.b  3"`},
-		{"not a number", "a.b x\n", nil, `line 1: max pods of a.b: want a positive integer, got "x"`},
-		{"zero", "a.b 0\n", nil, `line 1: max pods of a.b: want a positive integer, got "0"`},
-		{"negative", "a.b -4\n", nil, `line 1: max pods of a.b: want a positive integer, got "-4"`},
-		{"duplicate", "a.b 3\na.b 4\n", nil, "line 2: duplicate instance type a.b"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := parseTable(tc.in)
-			if tc.wantErr != "" {
-				if err == nil || err.Error() != tc.wantErr {
-					t.Fatalf("parseTable(%q) error = %v, want %q", tc.in, err, tc.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("parseTable(%q): %v", tc.in, err)
-			}
-			if len(got) != len(tc.want) {
-				t.Fatalf("parseTable(%q) = %v, want %v", tc.in, got, tc.want)
-			}
-			for k, v := range tc.want {
-				if got[k] != v {
-					t.Errorf("parseTable(%q)[%q] = %d, want %d", tc.in, k, got[k], v)
-				}
-			}
-		})
-	}
-}
-
 func TestClassic(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -175,50 +153,5 @@ func TestClassic(t *testing.T) {
 				t.Fatalf("Classic(%+v) = %d, %v; want %d, nil", tc.in, got, err, tc.want)
 			}
 		})
-	}
-}
-
-// TestClassicMatchesLimits checks Classic against every row of testdata/eni-limits.csv
-// (EC2 facts per type, from aws/amazon-vpc-cni-k8s), and that the embedded table agrees
-// with the formula for every type it shares with the CSV.
-func TestClassicMatchesLimits(t *testing.T) {
-	f, err := os.Open("testdata/eni-limits.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatalf("reading eni-limits.csv: %v", err)
-	}
-	col := map[string]int{}
-	for i, name := range recs[0] {
-		col[name] = i
-	}
-	atoi := func(rec []string, name string) int {
-		t.Helper()
-		n, err := strconv.Atoi(rec[col[name]])
-		if err != nil {
-			t.Fatalf("%s: column %s: %v", rec[col["instance_type"]], name, err)
-		}
-		return n
-	}
-	shared := 0
-	for _, rec := range recs[1:] {
-		typ := rec[col["instance_type"]]
-		in := TypeInfo{Hypervisor: rec[col["hypervisor"]], ENIs: atoi(rec, "enis"), IPv4PerENI: atoi(rec, "ipv4_per_eni")}
-		want := atoi(rec, "classic_max_pods")
-		if got, err := Classic(in); err != nil || got != want {
-			t.Errorf("%s: Classic(%+v) = %d, %v; want %d", typ, in, got, err, want)
-		}
-		if got, ok := Lookup(typ); ok {
-			shared++
-			if got != want {
-				t.Errorf("%s: Lookup = %d, classic formula gives %d", typ, got, want)
-			}
-		}
-	}
-	if shared == 0 {
-		t.Error("no type of eni-limits.csv is in the embedded table")
 	}
 }
