@@ -1,0 +1,203 @@
+package packer
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// binary is the static eksboot binary built once for the package's tests.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "eksboot-packer-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "eksboot")
+	build := exec.Command("go", "build", "-o", binary, "../cmd/eksboot")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// needTools skips the test when a tool is missing, unless EKSBOOT_REQUIRE_TOOLS=1
+// (CI), where a missing tool fails it.
+func needTools(t *testing.T, tools ...string) {
+	t.Helper()
+	for _, tool := range tools {
+		if _, err := exec.LookPath(tool); err != nil {
+			if os.Getenv("EKSBOOT_REQUIRE_TOOLS") == "1" {
+				t.Fatalf("%s is not installed and EKSBOOT_REQUIRE_TOOLS=1: %v", tool, err)
+			}
+			t.Skipf("%s is not installed (apt-get install %s; EKSBOOT_REQUIRE_TOOLS=1 makes this a failure)", tool, tool)
+		}
+	}
+}
+
+// command runs name with args in dir and env (plus PATH and a private HOME and
+// TMPDIR) and returns its exit status and combined output.
+func command(t *testing.T, dir string, env []string, name string, args ...string) (int, string) {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "TMPDIR=" + t.TempDir()}, env...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, out.String()
+	case errors.As(err, &exit):
+		return exit.ExitCode(), out.String()
+	}
+	t.Fatalf("run %s: %v", name, err)
+	return 0, ""
+}
+
+// packerEnv keeps Packer from calling home (its checkpoint version check); command
+// also gives it a private HOME, so it reads no user configuration.
+var packerEnv = []string{"CHECKPOINT_DISABLE=1"}
+
+// tree returns every entry under root, root itself left out: "dir 0755",
+// "file 0644 <content>" or "link -> <target>", keyed by the slash path.
+func tree(t *testing.T, root string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == root {
+			return err
+		}
+		rel, err := filepath.Rel(root, p)
+		if err != nil {
+			return err
+		}
+		info, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		switch {
+		case info.Mode()&fs.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			out[rel] = "link -> " + target
+		case info.IsDir():
+			out[rel] = fmt.Sprintf("dir %04o", info.Mode().Perm())
+		case info.Mode().IsRegular():
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			out[rel] = fmt.Sprintf("file %04o %s", info.Mode().Perm(), b)
+		default:
+			return fmt.Errorf("%s: unexpected file type %v", p, info.Mode().Type())
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// withoutDirs returns the entries of a tree that are not directories.
+func withoutDirs(entries map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range entries {
+		if !strings.HasPrefix(v, "dir ") {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// compareTrees reports every entry that differs between got and want.
+func compareTrees(t *testing.T, got, want map[string]string) {
+	t.Helper()
+	keys := map[string]bool{}
+	for k := range got {
+		keys[k] = true
+	}
+	for k := range want {
+		keys[k] = true
+	}
+	var sorted []string
+	for k := range keys {
+		sorted = append(sorted, k)
+	}
+	sort.Strings(sorted)
+	for _, k := range sorted {
+		g, gok := got[k]
+		w, wok := want[k]
+		switch {
+		case !gok:
+			t.Errorf("%s: missing (want %.80q)", k, w)
+		case !wok:
+			t.Errorf("%s: not expected (got %.80q)", k, g)
+		case g != w:
+			t.Errorf("%s differs:\n got: %.200q\nwant: %.200q", k, g, w)
+		}
+	}
+}
+
+// copyTree copies the tree at src to dst (which must not exist), keeping modes
+// and symlinks as they are.
+func copyTree(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		to := filepath.Join(dst, rel)
+		info, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		switch {
+		case info.Mode()&fs.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			return os.Symlink(target, to)
+		case info.IsDir():
+			if err := os.Mkdir(to, info.Mode().Perm()); err != nil {
+				return err
+			}
+			return os.Chmod(to, info.Mode().Perm())
+		default:
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(to, b, info.Mode().Perm()); err != nil {
+				return err
+			}
+			return os.Chmod(to, info.Mode().Perm())
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,172 @@
+#!/bin/sh
+# install.sh: everything the node image needs for eksboot, done against any root.
+#
+# The Packer template runs this one script both on the build instance (DESTDIR=/) and
+# into a staging folder (DESTDIR=/some/dir), so CI exercises the same provisioning
+# path without AWS. It:
+#
+#   1. installs the static binary as /usr/bin/eksboot (0755);
+#   2. makes /etc/eks/bootstrap.sh a symlink to it, keeping an original script as
+#      /etc/eks/bootstrap.sh.orig (once: a later run never overwrites that copy);
+#   3. writes /etc/eks/kubelet-version.txt from the image's `kubelet --version`, or
+#      from KUBELET_VERSION when the root has no kubelet (a staging root);
+#   4. installs the units (kubelet.service) into /etc/systemd/system and enables them
+#      by creating the links their [Install] section asks for, as `systemctl enable`
+#      does.
+#
+# Every step prints what it did. A file is replaced (atomically, by rename) only when
+# its content differs, so running the script twice leaves the same tree.
+#
+# Environment:
+#   DESTDIR          the root to install into; "/" for the image itself (required,
+#                    so that a forgotten variable never installs into the build host)
+#   EKSBOOT_BINARY   the static eksboot binary (required)
+#   UNITS_DIR        the folder holding the units, i.e. assets/ (required)
+#   KUBELET_VERSION  the kubelet version (e.g. v1.32.9-eks-113cf36), used only when the
+#                    root has no kubelet to ask
+#   UNITS            the units to install and enable (default: kubelet.service)
+set -eu
+umask 022
+
+prog=install.sh
+
+say() { printf '%s: %s\n' "$prog" "$*"; }
+die() { printf '%s: error: %s\n' "$prog" "$*" >&2; exit 1; }
+
+[ -n "${DESTDIR:-}" ] || die "DESTDIR is not set (use DESTDIR=/ to install into this machine)"
+[ -n "${EKSBOOT_BINARY:-}" ] || die "EKSBOOT_BINARY is not set (the static eksboot binary, make build gives bin/eksboot)"
+[ -f "$EKSBOOT_BINARY" ] || die "EKSBOOT_BINARY $EKSBOOT_BINARY: no such file"
+[ -n "${UNITS_DIR:-}" ] || die "UNITS_DIR is not set (the folder with kubelet.service, assets/ in the repository)"
+[ -d "$UNITS_DIR" ] || die "UNITS_DIR $UNITS_DIR: no such folder"
+[ -d "$DESTDIR" ] || die "DESTDIR $DESTDIR: no such folder"
+units=${UNITS:-kubelet.service}
+
+# root is DESTDIR without its trailing slash, so "$root/etc" is /etc when DESTDIR=/.
+root=${DESTDIR%/}
+while [ "${root%/}" != "$root" ]; do root=${root%/}; done
+
+# install_section UNIT prints "KEY VALUE" for each word of each KEY= line of the
+# unit's [Install] section.
+install_section() {
+	awk '
+		/^[ \t]*\[/ { section = $0; next }
+		section ~ /^[ \t]*\[Install\][ \t]*$/ && /^[ \t]*[A-Za-z]+[ \t]*=/ {
+			key = $0; sub(/[ \t]*=.*/, "", key); sub(/^[ \t]*/, "", key)
+			value = $0; sub(/^[^=]*=/, "", value)
+			n = split(value, words, /[ \t]+/)
+			for (i = 1; i <= n; i++) if (words[i] != "") print key, words[i]
+		}' "$1"
+}
+
+# Everything is checked before the first write, so a failure leaves the root as it was.
+# The kubelet version goes to kubelet-version.txt in the EKS AMI's form
+# ("Kubernetes v1.32.9-eks-113cf36"), so eksboot need not run the kubelet at boot.
+kubelet=
+if [ -z "$root" ]; then
+	kubelet=$(command -v kubelet || true)
+elif [ -x "$root/usr/bin/kubelet" ]; then
+	kubelet=$root/usr/bin/kubelet
+fi
+if [ -n "$kubelet" ]; then
+	version=$("$kubelet" --version) || die "$kubelet --version failed"
+	from="$kubelet --version"
+elif [ -n "${KUBELET_VERSION:-}" ]; then
+	version="Kubernetes v${KUBELET_VERSION#v}"
+	from="KUBELET_VERSION"
+else
+	die "no kubelet in the root and KUBELET_VERSION is not set: cannot write /etc/eks/kubelet-version.txt"
+fi
+printf '%s\n' "$version" | grep -Eq '[0-9]+\.[0-9]+\.[0-9]+' ||
+	die "kubelet version \"$version\" (from $from) has no x.y.z version"
+for unit in $units; do
+	[ -f "$UNITS_DIR/$unit" ] || die "unit $UNITS_DIR/$unit: no such file"
+	install_section "$UNITS_DIR/$unit" | while read -r key _; do
+		case $key in
+		WantedBy | RequiredBy) ;;
+		*) die "$unit: [Install] $key= is not supported (only WantedBy= and RequiredBy=)" ;;
+		esac
+	done
+done
+
+# install_file SRC PATH MODE installs SRC as $root/PATH with MODE, replacing the
+# file by rename only when its content differs.
+install_file() {
+	src=$1 dst=$root$2 mode=$3
+	mkdir -p "$(dirname "$dst")"
+	if [ -f "$dst" ] && [ ! -L "$dst" ] && cmp -s "$src" "$dst"; then
+		chmod "$mode" "$dst"
+		say "$2: unchanged"
+		return
+	fi
+	verb=installed
+	if [ -e "$dst" ] || [ -L "$dst" ]; then verb=updated; fi
+	tmp=$dst.install-tmp
+	cp "$src" "$tmp"
+	chmod "$mode" "$tmp"
+	mv -f "$tmp" "$dst"
+	say "$2: $verb (mode $mode)"
+}
+
+# install_link TARGET PATH makes $root/PATH a symlink to TARGET, replacing whatever
+# is there (callers keep what must be kept first).
+install_link() {
+	target=$1 dst=$root$2
+	mkdir -p "$(dirname "$dst")"
+	if [ -L "$dst" ] && [ "$(readlink "$dst")" = "$target" ]; then
+		say "$2: unchanged (-> $target)"
+		return
+	fi
+	tmp=$dst.install-tmp
+	rm -f "$tmp"
+	ln -s "$target" "$tmp"
+	mv -f "$tmp" "$dst"
+	say "$2: linked to $target"
+}
+
+# 1. The binary.
+install_file "$EKSBOOT_BINARY" /usr/bin/eksboot 0755
+
+# 2. bootstrap.sh. The link is relative so that it resolves inside a staging root as
+# well as on the image (/etc/eks/../../usr/bin/eksboot is /usr/bin/eksboot).
+bs=/etc/eks/bootstrap.sh
+link=../../usr/bin/eksboot
+if [ -L "$root$bs" ] && [ "$(readlink "$root$bs")" = "$link" ]; then
+	: # already ours
+elif [ -e "$root$bs" ] || [ -L "$root$bs" ]; then
+	if [ -e "$root$bs.orig" ] || [ -L "$root$bs.orig" ]; then
+		say "$bs: replacing it; the first original stays in $bs.orig"
+	else
+		mv "$root$bs" "$root$bs.orig"
+		say "$bs: kept the original as $bs.orig"
+	fi
+fi
+install_link "$link" "$bs"
+
+# 3. kubelet-version.txt.
+tmpdir=$(mktemp -d)
+trap 'rm -rf "$tmpdir"' EXIT
+printf '%s\n' "$version" >"$tmpdir/kubelet-version.txt"
+install_file "$tmpdir/kubelet-version.txt" /etc/eks/kubelet-version.txt 0644
+say "kubelet version: $version (from $from)"
+
+# 4. The units, enabled the way `systemctl enable` does it: a link to the unit in
+# <target>.wants/ (WantedBy=) or <target>.requires/ (RequiredBy=). systemctl is not
+# used because it may be missing on the build host of a staging root; the result is
+# the same links (the tests check this against `systemctl --root`).
+for unit in $units; do
+	src=$UNITS_DIR/$unit
+	install_file "$src" "/etc/systemd/system/$unit" 0644
+	install=$(install_section "$src")
+	if [ -z "$install" ]; then
+		say "$unit: no [Install] section, nothing to enable"
+		continue
+	fi
+	printf '%s\n' "$install" | while read -r key target; do
+		case $key in
+		WantedBy) dir=wants ;;
+		*) dir=requires ;;
+		esac
+		install_link "/etc/systemd/system/$unit" "/etc/systemd/system/$target.$dir/$unit"
+	done
+done
+say "done (DESTDIR=$DESTDIR)"
