@@ -1,0 +1,115 @@
+# Bakes eksboot into an EKS node image. Two sources run the same provisioning script,
+# install.sh:
+#
+#   amazon-ebs.eks-node  launches the source EKS AMI, installs eksboot into / and
+#                        registers a new AMI (make ami; needs AWS credentials);
+#   null.staging         runs install.sh on this machine into var.staging_dir, so the
+#                        provisioning path is tested without AWS (make test).
+#
+# Written for Packer 1.6.6 (Debian's packer) and newer: no packer.required_plugins
+# and no data sources, which 1.6.6 does not know. See README.md.
+
+packer {
+  required_version = ">= 1.6.6"
+}
+
+locals {
+  source_ami_name = var.source_ami_name != "" ? var.source_ami_name : (
+    var.architecture == "arm64"
+    ? "amazon-eks-arm64-node-${var.kubernetes_version}-v*"
+    : "amazon-eks-node-${var.kubernetes_version}-v*"
+  )
+  ami_name       = var.ami_name != "" ? var.ami_name : "eksboot-eks-node-${var.kubernetes_version}-${var.architecture}-${formatdate("YYYYMMDDhhmmss", timestamp())}"
+  eksboot_binary = var.eksboot_binary != "" ? var.eksboot_binary : "${path.root}/../bin/eksboot"
+  units_dir      = "${path.root}/../assets"
+  install_sh     = "${path.root}/install.sh"
+  # Where the amazon-ebs build uploads the binary and the units before install.sh runs.
+  upload_dir = "/tmp/eksboot-install"
+}
+
+source "amazon-ebs" "eks-node" {
+  region        = var.region
+  instance_type = var.instance_type
+  ssh_username  = var.ssh_username
+  ami_name      = local.ami_name
+
+  source_ami_filter {
+    filters = {
+      name                  = local.source_ami_name
+      architecture          = var.architecture
+      "root-device-type"    = "ebs"
+      "virtualization-type" = "hvm"
+    }
+    owners      = var.source_ami_owners
+    most_recent = true
+  }
+
+  tags = {
+    Name               = local.ami_name
+    eksboot_version    = var.eksboot_version
+    kubernetes_version = var.kubernetes_version
+    source_ami_name    = "{{ .SourceAMIName }}"
+  }
+}
+
+# Packer's null builder runs no machine: its provisioners are local (shell-local).
+source "null" "staging" {
+  communicator = "none"
+}
+
+build {
+  sources = ["source.amazon-ebs.eks-node", "source.null.staging"]
+
+  # On the build instance: upload the binary and the units, then run install.sh as root.
+  provisioner "shell" {
+    only   = ["amazon-ebs.eks-node"]
+    inline = ["mkdir -p ${local.upload_dir}"]
+  }
+
+  provisioner "file" {
+    only        = ["amazon-ebs.eks-node"]
+    source      = local.eksboot_binary
+    destination = "${local.upload_dir}/eksboot"
+  }
+
+  provisioner "file" {
+    only        = ["amazon-ebs.eks-node"]
+    source      = "${local.units_dir}/kubelet.service"
+    destination = "${local.upload_dir}/kubelet.service"
+  }
+
+  provisioner "shell" {
+    only   = ["amazon-ebs.eks-node"]
+    script = local.install_sh
+    environment_vars = [
+      "DESTDIR=/",
+      "EKSBOOT_BINARY=${local.upload_dir}/eksboot",
+      "UNITS_DIR=${local.upload_dir}",
+    ]
+    execute_command = "sudo env {{ .Vars }} sh '{{ .Path }}'"
+  }
+
+  # A smoke test of the result: the binary runs and answers as bootstrap.sh.
+  provisioner "shell" {
+    only = ["amazon-ebs.eks-node"]
+    inline = [
+      "eksboot version",
+      "/etc/eks/bootstrap.sh --help >/dev/null",
+      "cat /etc/eks/kubelet-version.txt",
+      "rm -rf ${local.upload_dir}",
+    ]
+  }
+
+  # On this machine: the same script into the staging folder.
+  provisioner "shell-local" {
+    only   = ["null.staging"]
+    script = local.install_sh
+    environment_vars = [
+      "DESTDIR=${var.staging_dir}",
+      "EKSBOOT_BINARY=${local.eksboot_binary}",
+      "UNITS_DIR=${local.units_dir}",
+      "KUBELET_VERSION=${var.kubelet_version}",
+    ]
+    execute_command = ["/bin/sh", "-c", "{{ .Vars }} /bin/sh {{ .Script }}"]
+  }
+}

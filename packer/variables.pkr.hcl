@@ -1,0 +1,85 @@
+# Variables of the eksboot node image. Every one has a default that builds an image
+# from the newest EKS-optimized Amazon Linux 2 AMI; set them with -var name=value or a
+# *.pkrvars.hcl file (see README.md).
+
+variable "region" {
+  type        = string
+  default     = "us-west-2"
+  description = "AWS region to build the AMI in (the AMI is registered there)."
+}
+
+variable "kubernetes_version" {
+  type        = string
+  default     = "1.32"
+  description = "Kubernetes minor version of the source EKS AMI (its kubelet), e.g. 1.31."
+
+  validation {
+    condition     = length(split(".", var.kubernetes_version)) == 2 && substr(var.kubernetes_version, 0, 2) == "1."
+    error_message = "The kubernetes_version must be a minor version such as 1.32."
+  }
+}
+
+variable "source_ami_name" {
+  type        = string
+  default     = ""
+  description = "Name filter of the source AMI; empty means the EKS-optimized Amazon Linux 2 image of kubernetes_version and architecture."
+}
+
+variable "source_ami_owners" {
+  type        = list(string)
+  default     = ["602401143452"]
+  description = "Accounts that own the source AMI (602401143452 publishes the EKS-optimized AMIs in most commercial regions)."
+}
+
+variable "architecture" {
+  type        = string
+  default     = "x86_64"
+  description = "CPU architecture of the source AMI: x86_64 or arm64 (build eksboot with the matching GOARCH)."
+
+  validation {
+    condition     = contains(["x86_64", "arm64"], var.architecture)
+    error_message = "The architecture must be x86_64 or arm64."
+  }
+}
+
+variable "instance_type" {
+  type        = string
+  default     = "m5.large"
+  description = "Instance type of the temporary build instance (its architecture must match)."
+}
+
+variable "ssh_username" {
+  type        = string
+  default     = "ec2-user"
+  description = "Login user of the source AMI."
+}
+
+variable "ami_name" {
+  type        = string
+  default     = ""
+  description = "Name of the new AMI; empty means eksboot-eks-node-<kubernetes_version>-<architecture>-<UTC time>."
+}
+
+variable "eksboot_binary" {
+  type        = string
+  default     = ""
+  description = "The static eksboot binary to install; empty means bin/eksboot of this repository (make build)."
+}
+
+variable "eksboot_version" {
+  type        = string
+  default     = "dev"
+  description = "eksboot version recorded in the AMI's tags (make ami passes git describe)."
+}
+
+variable "staging_dir" {
+  type        = string
+  default     = ""
+  description = "Local source only: the folder that stands for / (it must exist)."
+}
+
+variable "kubelet_version" {
+  type        = string
+  default     = ""
+  description = "Local source only: kubelet version written to /etc/eks/kubelet-version.txt, as there is no kubelet to ask (e.g. v1.32.9-eks-113cf36)."
+}
