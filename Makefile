@@ -19,12 +19,28 @@ demo: build ## Run the bootstrap end to end on a simulated m5.large (temporary r
 	$(NETNS) sh -c 'ip link set lo up 2>/dev/null; exec ./$(BIN) demo'
 
 .PHONY: test
-test: check check-generated ## gofmt, go vet, every test (real systemd over D-Bus when root), a short fuzz run.
+test: check ## gofmt, go vet, every test (real systemd over D-Bus when root), a short fuzz run.
 	$(NETNS) sh -c 'ip link set lo up 2>/dev/null; CGO_ENABLED=0 exec $(GO) test -count=1 ./...'
 
 .PHONY: build
 build: ## Build the static binary into bin/eksboot.
 	CGO_ENABLED=0 $(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/eksboot
+
+##@ Node image (packer/README.md)
+
+# Packer never calls home (its checkpoint version check).
+PACKER ?= env CHECKPOINT_DISABLE=1 packer
+# The AMI's architecture follows the binary's (GOARCH=arm64 make ami for Graviton).
+PACKER_VARS = -var eksboot_binary=$(CURDIR)/$(BIN) -var eksboot_version=$(VERSION) \
+  -var architecture=$(if $(filter arm64,$(shell $(GO) env GOARCH)),arm64,x86_64)
+
+.PHONY: ami
+ami: build ## Build the EKS node AMI with Packer (needs AWS credentials; never run in CI).
+	cd packer && $(PACKER) build -only=amazon-ebs.eks-node $(PACKER_VARS) $(PACKER_FLAGS) .
+
+.PHONY: packer-validate
+packer-validate: build ## packer fmt -check and packer validate of the template (offline).
+	cd packer && $(PACKER) fmt -check . && $(NETNS) $(PACKER) validate $(PACKER_VARS) .
 
 ##@ Checks
 
@@ -37,25 +53,6 @@ check: ## gofmt and go vet.
 .PHONY: parity
 parity: ## Compare with bootstrap.sh's golden outputs (needs ../shared, root).
 	../shared/tools/parity/run
-
-.PHONY: generate
-generate: ## Regenerate maxpods/zz_generated_table.go from assets/eni-limits.csv and assets/eni-max-pods.txt.
-	CGO_ENABLED=0 $(GO) generate ./maxpods
-
-.PHONY: check-generated
-check-generated: ## Fail when maxpods/zz_generated_table.go is stale (make generate refreshes it).
-	CGO_ENABLED=0 $(GO) test -count=1 -run '^TestGeneratedFileIsFresh$$' ./maxpods/internal/gen
-
-.PHONY: bench
-bench: ## BenchmarkLookup: the generated table vs a map and vs parsing eni-max-pods.txt per lookup, with ratios.
-	@set -o pipefail; CGO_ENABLED=0 $(GO) test -run '^$$' -bench '^BenchmarkLookup$$' -benchmem -count=1 ./maxpods | awk ' \
-	  { print } \
-	  $$1 ~ /^BenchmarkLookup\// { split($$1, p, "/"); sub(/-[0-9]+$$/, "", p[2]); ns[p[2]] = $$3; allocs[p[2]] = $$7 } \
-	  END { if (!ns["table"] || !ns["map"] || !ns["parse-file"]) { print "bench: missing results"; exit 1 } \
-	    printf "\nper lookup, every type of the table in random order:\n"; \
-	    printf "  table       %10.1f ns  %s allocs  1x\n", ns["table"], allocs["table"]; \
-	    printf "  map         %10.1f ns  %s allocs  %.1fx the table\n", ns["map"], allocs["map"], ns["map"] / ns["table"]; \
-	    printf "  parse-file  %10.0f ns  %s allocs  %.0fx the table\n", ns["parse-file"], allocs["parse-file"], ns["parse-file"] / ns["table"] }'
 
 .PHONY: clean
 clean: ## Remove build output.
