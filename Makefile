@@ -19,7 +19,7 @@ demo: build ## Run the bootstrap end to end on a simulated m5.large (temporary r
 	$(NETNS) sh -c 'ip link set lo up 2>/dev/null; exec ./$(BIN) demo'
 
 .PHONY: test
-test: check ## gofmt, go vet, every test (real systemd over D-Bus when root), a short fuzz run.
+test: check check-generated ## gofmt, go vet, every test (real systemd over D-Bus when root), a short fuzz run.
 	$(NETNS) sh -c 'ip link set lo up 2>/dev/null; CGO_ENABLED=0 exec $(GO) test -count=1 ./...'
 
 .PHONY: build
@@ -53,6 +53,25 @@ check: ## gofmt and go vet.
 .PHONY: parity
 parity: ## Compare with bootstrap.sh's golden outputs (needs ../shared, root).
 	../shared/tools/parity/run
+
+.PHONY: generate
+generate: ## Regenerate maxpods/zz_generated_table.go from assets/eni-limits.csv and assets/eni-max-pods.txt.
+	CGO_ENABLED=0 $(GO) generate ./maxpods
+
+.PHONY: check-generated
+check-generated: ## Fail when maxpods/zz_generated_table.go is stale (make generate refreshes it).
+	CGO_ENABLED=0 $(GO) test -count=1 -run '^TestGeneratedFileIsFresh$$' ./maxpods/internal/gen
+
+.PHONY: bench
+bench: ## BenchmarkLookup: the generated table vs a map and vs parsing eni-max-pods.txt per lookup, with ratios.
+	@set -o pipefail; CGO_ENABLED=0 $(GO) test -run '^$$' -bench '^BenchmarkLookup$$' -benchmem -count=1 ./maxpods | awk ' \
+	  { print } \
+	  $$1 ~ /^BenchmarkLookup\// { split($$1, p, "/"); sub(/-[0-9]+$$/, "", p[2]); ns[p[2]] = $$3; allocs[p[2]] = $$7 } \
+	  END { if (!ns["table"] || !ns["map"] || !ns["parse-file"]) { print "bench: missing results"; exit 1 } \
+	    printf "\nper lookup, every type of the table in random order:\n"; \
+	    printf "  table       %10.1f ns  %s allocs  1x\n", ns["table"], allocs["table"]; \
+	    printf "  map         %10.1f ns  %s allocs  %.1fx the table\n", ns["map"], allocs["map"], ns["map"] / ns["table"]; \
+	    printf "  parse-file  %10.0f ns  %s allocs  %.0fx the table\n", ns["parse-file"], allocs["parse-file"], ns["parse-file"] / ns["table"] }'
 
 .PHONY: clean
 clean: ## Remove build output.
