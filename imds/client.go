@@ -66,6 +66,7 @@ func (c *client) close() { c.tr.CloseIdleConnections() }
 // always carry the status (a failed token PUT's never does), so the HTTP
 // client notes it here.
 type exchange struct {
+	tokenAsked  bool  // this attempt PUT for a token
 	tokenStatus int   // status of a token PUT made by this attempt; 0 if none
 	tokenErr    error // the token PUT failed without a status, or answered no token
 	status      int   // status of the GET; 0 if none
@@ -83,6 +84,9 @@ type recorder struct{ hc *http.Client }
 func (r *recorder) Do(req *http.Request) (*http.Response, error) {
 	ex, _ := req.Context().Value(exchangeKey{}).(*exchange)
 	isToken := req.Method == http.MethodPut && strings.HasSuffix(req.URL.Path, "/"+PathToken)
+	if ex != nil && isToken {
+		ex.tokenAsked = true
+	}
 	resp, err := r.hc.Do(req)
 	if ex == nil {
 		return resp, err

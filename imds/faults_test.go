@@ -124,6 +124,8 @@ func TestFetchFailsOnPermanentFaults(t *testing.T) {
 			[]string{"gave up at the 300ms deadline", "no answer within the 100ms attempt timeout"}, 0, 0},
 		{"token refused", tokenPath, status(403), 30 * time.Second, imds.PathIdentityDocument,
 			[]string{"refused an IMDSv2 session token (PUT latest/api/token: status 403 (Forbidden)) and IMDSv1 fallback is off"}, 0, 1},
+		{"token PUT hangs", tokenPath, hang, 300 * time.Millisecond, imds.PathIdentityDocument,
+			[]string{"gave up at the 300ms deadline", "session token (PUT latest/api/token): no answer"}, 0, 0},
 		{"token PUT 500 until the deadline", tokenPath, status(500), 300 * time.Millisecond, imds.PathIdentityDocument,
 			[]string{"gave up at the 300ms deadline", "session token (PUT latest/api/token): status 500"}, 0, 0},
 		{"token is no token", tokenPath, body(""), 30 * time.Second, imds.PathIdentityDocument,
@@ -131,6 +133,7 @@ func TestFetchFailsOnPermanentFaults(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel() // most wait out a deadline
 			s := startFake(t, imdstest.DefaultInstance())
 			s.SetFaults(tt.path, tt.fault)
 			opts := fast(s, tt.timeout)
@@ -241,5 +244,29 @@ func BenchmarkFetch(b *testing.B) {
 				b.ReportMetric(float64(count(reqs, "PUT", tokenPath))/n, "PUTs/op")
 			})
 		}
+	}
+}
+
+// local-ipv4 is optional, but required when the caller needs the address:
+// then a late 404 is waited out.
+func TestFetchRequireLocalIPv4(t *testing.T) {
+	for _, require := range []bool{false, true} {
+		t.Run(fmt.Sprintf("RequireLocalIPv4=%v", require), func(t *testing.T) {
+			s := startFake(t, imdstest.DefaultInstance())
+			s.SetFaults(imds.PathLocalIPv4, times(2, status(404)))
+			opts := fast(s, 30*time.Second)
+			opts.RequireLocalIPv4 = require
+			got, err := imds.Fetch(context.Background(), opts)
+			if err != nil {
+				t.Fatalf("Fetch: %v", err)
+			}
+			want := "" // 404: no IPv4 address
+			if require {
+				want = imdstest.DefaultInstance().LocalIPv4
+			}
+			if got.LocalIPv4 != want {
+				t.Errorf("LocalIPv4 = %q, want %q", got.LocalIPv4, want)
+			}
+		})
 	}
 }

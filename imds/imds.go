@@ -57,7 +57,7 @@ const (
 	PathInstanceID       = "latest/meta-data/instance-id"                 // required; gives InstanceID.
 	PathAvailabilityZone = "latest/meta-data/placement/availability-zone" // required; gives AvailabilityZone.
 	PathMAC              = "latest/meta-data/mac"                         // required; gives MAC.
-	PathLocalIPv4        = "latest/meta-data/local-ipv4"                  // optional; gives LocalIPv4.
+	PathLocalIPv4        = "latest/meta-data/local-ipv4"                  // optional unless Options.RequireLocalIPv4; gives LocalIPv4.
 	PathLocalHostname    = "latest/meta-data/local-hostname"              // optional; gives LocalHostname.
 	PathUserData         = "latest/user-data"                             // optional, only with Options.UserData; gives UserData.
 	PathToken            = "latest/api/token"                             // the IMDSv2 session token (PUT).
@@ -107,6 +107,11 @@ type Options struct {
 	AllowIMDSv1 bool
 	// UserData also reads latest/user-data into Facts.UserData.
 	UserData bool
+	// RequireLocalIPv4 makes local-ipv4 a required path: its 404 is waited
+	// out as late instead of meaning "no IPv4 address". For callers that
+	// cannot work without it (a node of an IPv4 cluster), where a late
+	// address would otherwise fail the boot.
+	RequireLocalIPv4 bool
 	// AttemptTimeout bounds each attempt at a path; zero or less means
 	// DefaultAttemptTimeout.
 	AttemptTimeout time.Duration
@@ -206,7 +211,7 @@ func fetch(ctx context.Context, opts Options, sequential bool) (*Facts, error) {
 				{path: PathVPCIPv4CIDRs(f.MAC), parse: intoList(&f.VPCIPv4CIDRs, parseIPv4CIDR)},
 			}
 		}},
-		{path: PathLocalIPv4, optional: true, parse: into(&f.LocalIPv4, parseIPv4)},
+		{path: PathLocalIPv4, optional: !opts.RequireLocalIPv4, parse: into(&f.LocalIPv4, parseIPv4)},
 		{path: PathLocalHostname, optional: true, parse: into(&f.LocalHostname, parseHostname)},
 	}
 	if opts.UserData {

@@ -175,6 +175,7 @@ func TestFetchErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel() // most wait out a deadline
 			inst := imdstest.DefaultInstance()
 			inst.Overrides = map[string]*string{tt.path: tt.body}
 			s := startFake(t, inst)
@@ -211,6 +212,7 @@ func TestFetchDeadline(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel() // most wait out a deadline
 			s := startFake(t, imdstest.DefaultInstance())
 			s.SetHang(tt.hang, true)
 			done := make(chan error, 1)

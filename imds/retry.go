@@ -41,8 +41,8 @@ func (c *client) read(ctx context.Context, q query) error {
 		if st != 0 {
 			status = st
 		}
-		if reason != nil {
-			last = reason
+		if reason != nil && (v != stopped || last == nil) {
+			last = reason // an attempt cut by the deadline tells less than an earlier answer
 		}
 		switch v {
 		case answered, absent:
@@ -79,9 +79,9 @@ func (c *client) giveUp(ctx context.Context, path string, attempts, status int, 
 	}
 	var err error
 	if errors.Is(cause, context.DeadlineExceeded) {
-		err = fmt.Errorf("gave up at the %v deadline after %d attempts (%s): %s", c.opts.Timeout, attempts, statusNote, why)
+		err = fmt.Errorf("gave up at the %v deadline after %s (%s): %s", c.opts.Timeout, plural(attempts, "attempt"), statusNote, why)
 	} else {
-		err = fmt.Errorf("%w after %d attempts (%s): %s", cause, attempts, statusNote, why)
+		err = fmt.Errorf("%w after %s (%s): %s", cause, plural(attempts, "attempt"), statusNote, why)
 	}
 	return &PathError{Path: path, Attempts: attempts, Status: status, Err: err}
 }
@@ -147,8 +147,12 @@ func (c *client) attempt(ctx context.Context, q query) (verdict, int, error) {
 		return transient, 0, fmt.Errorf("session token (PUT %s): %w", PathToken, statusError(ts))
 	}
 	switch {
+	case ctx.Err() != nil && ex.tokenAsked && ex.tokenStatus == 0:
+		return stopped, 0, fmt.Errorf("session token (PUT %s): no answer", PathToken)
 	case ctx.Err() != nil:
 		return stopped, 0, nil
+	case actx.Err() != nil && ex.tokenAsked && ex.tokenStatus == 0:
+		return transient, 0, fmt.Errorf("session token (PUT %s): no answer within the %v attempt timeout", PathToken, c.opts.AttemptTimeout)
 	case actx.Err() != nil:
 		return transient, 0, fmt.Errorf("no answer within the %v attempt timeout", c.opts.AttemptTimeout)
 	case ex.err != nil:
@@ -157,6 +161,14 @@ func (c *client) attempt(ctx context.Context, q query) (verdict, int, error) {
 		return transient, 0, fmt.Errorf("session token (PUT %s): no answer: %w", PathToken, ex.tokenErr)
 	}
 	return permanent, 0, err // the SDK failed before sending anything
+}
+
+// plural returns "1 attempt", "2 attempts".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // statusError describes an HTTP status the service answered.
