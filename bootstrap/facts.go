@@ -82,7 +82,10 @@ func gatherFacts(ctx context.Context, c *Config, o *Options, env *Env) (*Facts, 
 	if err != nil {
 		return nil, &UsageError{msg: err.Error()}
 	}
-	inst, err := env.IMDS(ctx, imds.Options{Endpoint: endpoint, Timeout: o.IMDSTimeout})
+	inst, err := env.IMDS(ctx, imds.Options{
+		Endpoint: endpoint, Timeout: o.IMDSTimeout, AllowIMDSv1: o.IMDSv1Fallback,
+		RequireLocalIPv4: c.IPFamily == "ipv4", // the node IP: a 404 is IMDS not ready yet
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -49,6 +49,7 @@ type Options struct {
 	KubeletVersion string        // --kubelet-version
 	LogFormat      string        // --log-format: console or json
 	IMDSTimeout    time.Duration // --imds-timeout
+	IMDSv1Fallback bool          // --imds-v1-fallback: read IMDS without a token when it refuses one
 	SystemdTimeout time.Duration // --systemd-timeout
 	Help           bool          // -h, --help
 
@@ -114,6 +115,7 @@ func NewFlagSet(name string, o *Options) *pflag.FlagSet {
 	fs.StringVar(&o.KubeletVersion, "kubelet-version", "", "kubelet version such as 1.32.9 (default: /etc/eks/kubelet-version.txt, else `kubelet --version`)")
 	fs.StringVar(&o.LogFormat, "log-format", "console", "log format: console or json")
 	fs.DurationVar(&o.IMDSTimeout, "imds-timeout", 60*time.Second, "deadline for reading the instance metadata")
+	fs.BoolVar(&o.IMDSv1Fallback, "imds-v1-fallback", false, "read the instance metadata without a session token (IMDSv1) when IMDS refuses one (off: many accounts disable IMDSv1)")
 	fs.DurationVar(&o.SystemdTimeout, "systemd-timeout", 5*time.Minute, "deadline for the systemd jobs (daemon-reload, restarts)")
 	fs.BoolVar(&o.GracefulShutdown, "graceful-shutdown", false, "turn on the kubelet's graceful node shutdown, with a 150s grace period of which 30s for critical pods (see docs/graceful-shutdown.md)")
 	fs.DurationVar(&o.ShutdownGracePeriod, "shutdown-grace-period", 0, "kubelet shutdownGracePeriod, whole seconds up to 1h (turns graceful node shutdown on)")
