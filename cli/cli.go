@@ -53,6 +53,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	case "demo":
 		return runDemo(rest[1:], stdout, stderr)
+	case "max-pods":
+		return runMaxPods(prog+" max-pods", rest[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		usage(stdout, prog)
 		return exitOK
@@ -69,6 +71,7 @@ eksboot joins an EC2 instance to an Amazon EKS cluster (a drop-in for /etc/eks/b
 
 Commands:
   bootstrap [options] CLUSTER_NAME   configure and start the kubelet (see %[1]s bootstrap --help)
+  max-pods [options]                 print the kubelet max pods of an instance type (max-pods-calculator.sh's options, --explain)
   demo                               run bootstrap end to end against a simulated instance, into a temporary root
   version                            print the version
 

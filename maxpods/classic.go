@@ -6,16 +6,16 @@ import "fmt"
 // them for one instance type.
 type TypeInfo struct {
 	// Hypervisor is "nitro", "xen", or empty when EC2 reports none (bare metal).
-	Hypervisor string
+	Hypervisor string `json:"hypervisor"`
 	// VCPUs is the default number of vCPUs.
-	VCPUs int
+	VCPUs int `json:"vcpus"`
 	// ENIs is the maximum number of network interfaces on the default network card.
-	ENIs int
+	ENIs int `json:"enis"`
 	// IPv4PerENI is the maximum number of private IPv4 addresses per interface.
-	IPv4PerENI int
+	IPv4PerENI int `json:"ipv4PerENI"`
 	// BareMetal is set for bare-metal types (informational: the calculator, and so
 	// Compute, decides prefix delegation on Hypervisor alone).
-	BareMetal bool
+	BareMetal bool `json:"bareMetal"`
 }
 
 // Classic is bootstrap.sh's fallback for types missing from the table
