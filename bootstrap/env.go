@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/eksboot/eksboot/ec2api"
+	"github.com/eksboot/eksboot/eksapi"
 	"github.com/eksboot/eksboot/imds"
 	"github.com/eksboot/eksboot/rootfs"
 	"github.com/eksboot/eksboot/systemd"
@@ -29,6 +30,11 @@ type Env struct {
 	IMDS func(ctx context.Context, o imds.Options) (*imds.Facts, error)
 	// EC2 returns the EC2 client for region, its credentials from IMDS at imdsEndpoint.
 	EC2 func(ctx context.Context, region, imdsEndpoint string) (ec2api.API, error)
+	// EKS returns the EKS client for region, its credentials from IMDS at imdsEndpoint.
+	EKS func(ctx context.Context, region, imdsEndpoint string) (eksapi.API, error)
+	// Discovery shapes the waits of cluster discovery (zero: eksapi's defaults); the
+	// retry budget and the deadline come from the flags.
+	Discovery eksapi.Policy
 	// Systemd connects to the service manager.
 	Systemd func(ctx context.Context) (systemd.Manager, error)
 	// CPUs is the number of CPUs this process may run on.
@@ -61,6 +67,13 @@ func DefaultEnv(root *rootfs.Root, log *zap.Logger, stdout, stderr io.Writer) *E
 				return nil, err
 			}
 			return ec2api.New(cfg), nil
+		},
+		EKS: func(ctx context.Context, region, imdsEndpoint string) (eksapi.API, error) {
+			cfg, err := ec2api.LoadConfig(ctx, region, imdsEndpoint)
+			if err != nil {
+				return nil, err
+			}
+			return eksapi.New(cfg), nil
 		},
 		Systemd: func(ctx context.Context) (systemd.Manager, error) { return systemd.Connect(ctx) },
 		CPUs:    runtime.NumCPU,

@@ -19,6 +19,7 @@ import (
 	"github.com/eksboot/eksboot/ec2api"
 	"github.com/eksboot/eksboot/imds"
 	"github.com/eksboot/eksboot/maxpods"
+	"github.com/eksboot/eksboot/rootfs"
 )
 
 // Node paths eksboot reads or writes.
@@ -60,6 +61,9 @@ type Facts struct {
 	ContainerdTemplateSource string
 	// SandboxImageUnit is the AMI's sandbox-image.service, nil when the AMI has none.
 	SandboxImageUnit []byte
+	// ClusterCache is the cache of the discovered cluster, written with the other
+	// files; nil when --b64-cluster-ca and --apiserver-endpoint were both given.
+	ClusterCache *rootfs.File
 	// Warnings are facts that could not be had and the fallback used.
 	Warnings []string
 }
@@ -97,6 +101,9 @@ func gatherFacts(ctx context.Context, c *Config, o *Options, env *Env) (*Facts, 
 		}
 		f.Warnings = append(f.Warnings, fmt.Sprintf("IMDS has no services/domain; using %s, the domain of region %s", d, f.Instance.Region))
 		f.Instance.Domain = d
+	}
+	if err := discoverCluster(ctx, c, o, f, env, endpoint); err != nil {
+		return nil, err
 	}
 
 	api, apiErr := env.EC2(ctx, f.Instance.Region, endpoint)

@@ -53,6 +53,10 @@ type Options struct {
 	SystemdTimeout time.Duration // --systemd-timeout
 	Help           bool          // -h, --help
 
+	// DiscoveryTimeout (--discovery-timeout) bounds the look-up of the cluster with
+	// eks:DescribeCluster when --b64-cluster-ca or --apiserver-endpoint is missing.
+	DiscoveryTimeout time.Duration
+
 	// Graceful node shutdown (off by default, as in bootstrap.sh).
 	GracefulShutdown                bool          // --graceful-shutdown: on, with DefaultShutdownGracePeriod(CriticalPods)
 	ShutdownGracePeriod             time.Duration // --shutdown-grace-period
@@ -115,6 +119,7 @@ func NewFlagSet(name string, o *Options) *pflag.FlagSet {
 	fs.StringVar(&o.KubeletVersion, "kubelet-version", "", "kubelet version such as 1.32.9 (default: /etc/eks/kubelet-version.txt, else `kubelet --version`)")
 	fs.StringVar(&o.LogFormat, "log-format", "console", "log format: console or json")
 	fs.DurationVar(&o.IMDSTimeout, "imds-timeout", 60*time.Second, "deadline for reading the instance metadata")
+	fs.DurationVar(&o.DiscoveryTimeout, "discovery-timeout", 10*time.Minute, "deadline for looking the cluster up with eks:DescribeCluster when --b64-cluster-ca or --apiserver-endpoint is missing (waiting for a CREATING cluster included)")
 	fs.BoolVar(&o.IMDSv1Fallback, "imds-v1-fallback", false, "read the instance metadata without a session token (IMDSv1) when IMDS refuses one (off: many accounts disable IMDSv1)")
 	fs.DurationVar(&o.SystemdTimeout, "systemd-timeout", 5*time.Minute, "deadline for the systemd jobs (daemon-reload, restarts)")
 	fs.BoolVar(&o.GracefulShutdown, "graceful-shutdown", false, "turn on the kubelet's graceful node shutdown, with a 150s grace period of which 30s for critical pods (see docs/graceful-shutdown.md)")

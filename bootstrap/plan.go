@@ -87,6 +87,9 @@ func Compute(c *Config, f *Facts) (*Node, error) {
 		{Path: pathKubeletUnit, Data: assets.KubeletService, Mode: 0o644},
 		{Path: pathArgsDropIn, Data: argsDropIn, Mode: 0o644},
 	}
+	if f.ClusterCache != nil {
+		n.Files = append(n.Files, *f.ClusterCache)
+	}
 	if c.KubeletExtraArgs != "" {
 		extra, err := kubeletconf.EnvDropIn("KUBELET_EXTRA_ARGS", c.KubeletExtraArgs)
 		if err != nil {

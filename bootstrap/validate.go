@@ -85,10 +85,7 @@ func Validate(o Options) (*Config, error) {
 		c.Warnings = append(c.Warnings, "--docker-config-json was set but is ignored: it applies to dockerd, and containerd is the runtime")
 	}
 
-	switch {
-	case o.B64ClusterCA == "" || o.APIServerEndpoint == "":
-		bad("--b64-cluster-ca and --apiserver-endpoint are both required (eksboot does not look them up with eks:DescribeCluster yet)")
-	}
+	// A missing CA or endpoint is looked up with eks:DescribeCluster (discover.go).
 	if o.B64ClusterCA != "" {
 		if c.CA, err = decodeCA(o.B64ClusterCA); err != nil {
 			bad("--b64-cluster-ca: %v", err)
@@ -174,7 +171,7 @@ func Validate(o Options) (*Config, error) {
 		family = "ipv4"
 	}
 	c.IPFamily = family
-	if family == "ipv6" && o.ServiceIPv6CIDR == "" && o.DNSClusterIP == "" {
+	if family == "ipv6" && o.ServiceIPv6CIDR == "" && o.DNSClusterIP == "" && !needsDiscovery(&o) {
 		bad("--ip-family ipv6 needs --service-ipv6-cidr or --dns-cluster-ip to set the cluster DNS address")
 	}
 
@@ -190,6 +187,9 @@ func Validate(o Options) (*Config, error) {
 	}
 	if o.IMDSTimeout <= 0 {
 		bad("--imds-timeout %v: want a positive duration such as 60s", o.IMDSTimeout)
+	}
+	if needsDiscovery(&o) && o.DiscoveryTimeout <= 0 {
+		bad("--discovery-timeout %v: want a positive duration such as 10m", o.DiscoveryTimeout)
 	}
 	if o.SystemdTimeout <= 0 {
 		bad("--systemd-timeout %v: want a positive duration such as 5m", o.SystemdTimeout)

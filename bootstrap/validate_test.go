@@ -101,8 +101,7 @@ func TestValidateRejects(t *testing.T) {
 	}{
 		{"no cluster name", validArgs(t)[1:], "CLUSTER_NAME is missing"},
 		{"cluster name with a slash", append([]string{"../etc"}, validArgs(t)[1:]...), "CLUSTER_NAME"},
-		{"no CA", []string{"c", "--apiserver-endpoint", "https://x.example.com"}, "--b64-cluster-ca and --apiserver-endpoint"},
-		{"no endpoint", []string{"c", "--b64-cluster-ca", base64.StdEncoding.EncodeToString(testCA(t))}, "--b64-cluster-ca and --apiserver-endpoint"},
+		{"no CA, no discovery deadline", []string{"c", "--apiserver-endpoint", "https://x.example.com", "--discovery-timeout", "0s"}, "--discovery-timeout 0s: want a positive duration"},
 		{"CA not base64", validArgs(t, "--b64-cluster-ca", "!!not base64!!"), "--b64-cluster-ca: not valid base64"},
 		{"CA not PEM", validArgs(t, "--b64-cluster-ca", notPEM), "--b64-cluster-ca: does not decode to a PEM certificate"},
 		{"CA is a key", validArgs(t, "--b64-cluster-ca", keyPEM), "--b64-cluster-ca: decodes to a PEM \"RSA PRIVATE KEY\" block"},
@@ -151,12 +150,12 @@ func TestValidateRejects(t *testing.T) {
 }
 
 func TestValidateReportsEveryProblem(t *testing.T) {
-	o, err := Parse([]string{"--ip-family", "ipv5", "--dns-cluster-ip", "x"}, noEnv)
+	o, err := Parse([]string{"--ip-family", "ipv5", "--dns-cluster-ip", "x", "--discovery-timeout", "0s"}, noEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, err = Validate(o)
-	for _, want := range []string{"CLUSTER_NAME", "--ip-family", "--dns-cluster-ip", "--b64-cluster-ca"} {
+	for _, want := range []string{"CLUSTER_NAME", "--ip-family", "--dns-cluster-ip", "--discovery-timeout"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error = %v, want it to mention %s", err, want)
 		}
