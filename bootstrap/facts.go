@@ -18,7 +18,6 @@ import (
 	"github.com/eksboot/eksboot/assets"
 	"github.com/eksboot/eksboot/ec2api"
 	"github.com/eksboot/eksboot/imds"
-	"github.com/eksboot/eksboot/maxpods"
 	"github.com/eksboot/eksboot/rootfs"
 )
 
@@ -49,7 +48,8 @@ type Facts struct {
 	// PrivateDNSName is the node name: EC2's PrivateDnsName, or IMDS local-hostname
 	// when EC2 could not say.
 	PrivateDNSName string
-	// MaxPods and MaxPodsSource: the table, EC2's instance-type facts or the default.
+	// MaxPods and MaxPodsSource: the table, the node's eni-max-pods.txt, EC2's
+	// instance-type facts or the default, with the formula (maxpods.go).
 	MaxPods       int
 	MaxPodsSource string
 	// FIPSHost is set when FIPS mode is on and the ecr-fips registry host resolves.
@@ -111,7 +111,9 @@ func gatherFacts(ctx context.Context, c *Config, o *Options, env *Env) (*Facts, 
 	var mu sync.Mutex
 	warn := func(s string) { mu.Lock(); f.Warnings = append(f.Warnings, s); mu.Unlock() }
 	wg.Go(func() { f.PrivateDNSName = privateDNSName(ctx, api, apiErr, &f.Instance, env, warn) })
-	wg.Go(func() { f.MaxPods, f.MaxPodsSource = maxPods(ctx, api, apiErr, f.Instance.InstanceType, warn) })
+	wg.Go(func() {
+		f.MaxPods, f.MaxPodsSource = maxPods(ctx, c, env, api, apiErr, f.Instance.InstanceType, f.CPUs, warn)
+	})
 	wg.Go(func() { f.FIPSHost = fipsHost(ctx, c, env, &f.Instance) })
 	wg.Wait()
 	if f.PrivateDNSName == "" {
@@ -236,27 +238,6 @@ func dnsNameRetryable(err error) bool {
 	var apiErr smithy.APIError
 	return errors.Is(err, ec2api.ErrEmptyDNSName) ||
 		(errors.As(err, &apiErr) && apiErr.ErrorCode() == "InvalidInstanceID.NotFound")
-}
-
-// maxPods looks the instance type up in the embedded table; for a type the table lacks
-// it computes bootstrap.sh's value from EC2's facts, and failing that uses the kubelet's
-// default of 110 with a warning, where bootstrap.sh failed the boot.
-func maxPods(ctx context.Context, api ec2api.API, apiErr error, instanceType string, warn func(string)) (int, string) {
-	if n, ok := maxpods.Lookup(instanceType); ok {
-		return n, "eni-max-pods table"
-	}
-	err := apiErr
-	if err == nil {
-		var info maxpods.TypeInfo
-		if info, err = api.InstanceTypeInfo(ctx, instanceType); err == nil {
-			var n int
-			if n, err = maxpods.Classic(info); err == nil {
-				return n, "ec2:DescribeInstanceTypes"
-			}
-		}
-	}
-	warn(fmt.Sprintf("instance type %q is not in the max-pods table and ec2:DescribeInstanceTypes did not help (%v); using max pods %d", instanceType, err, maxpods.Default))
-	return maxpods.Default, "default"
 }
 
 // fipsHost reports whether FIPS mode is on and the region's ecr-fips host resolves, in

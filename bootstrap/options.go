@@ -62,6 +62,14 @@ type Options struct {
 	ShutdownGracePeriod             time.Duration // --shutdown-grace-period
 	ShutdownGracePeriodCriticalPods time.Duration // --shutdown-grace-period-critical-pods
 	shutdownFlagsSet                map[string]bool
+
+	// Max pods (maxpods.go); the default is bootstrap.sh's eni-max-pods.txt number.
+	MaxPodsMode                      string // --max-pods-mode
+	MaxPodsCustomNetworking          bool   // --max-pods-custom-networking
+	MaxPodsSecurityGroupsForPods     bool   // --max-pods-security-groups-for-pods
+	MaxPodsMaxENI                    int    // --max-pods-max-eni
+	MaxPodsUncapped                  bool   // --max-pods-uncapped
+	KubeReservedFromEffectiveMaxPods bool   // --kube-reserved-from-effective-max-pods
 }
 
 // envFlag ties a bootstrap.sh flag to its variable and its environment fallback.
@@ -125,6 +133,12 @@ func NewFlagSet(name string, o *Options) *pflag.FlagSet {
 	fs.BoolVar(&o.GracefulShutdown, "graceful-shutdown", false, "turn on the kubelet's graceful node shutdown, with a 150s grace period of which 30s for critical pods (see docs/graceful-shutdown.md)")
 	fs.DurationVar(&o.ShutdownGracePeriod, "shutdown-grace-period", 0, "kubelet shutdownGracePeriod, whole seconds up to 1h (turns graceful node shutdown on)")
 	fs.DurationVar(&o.ShutdownGracePeriodCriticalPods, "shutdown-grace-period-critical-pods", 0, "kubelet shutdownGracePeriodCriticalPods: the part of the grace period kept for critical pods")
+	fs.StringVar(&o.MaxPodsMode, "max-pods-mode", modeENIMaxPods, "how max pods is worked out: eni-max-pods (bootstrap.sh's number: the classic ENI formula, no cap), or as max-pods-calculator.sh recommends, capped at 110 (<= 30 vCPUs) or 250: secondary-ip, prefix-delegation (nitro types), ipv6 (the cap alone)")
+	fs.BoolVar(&o.MaxPodsCustomNetworking, "max-pods-custom-networking", false, "VPC CNI custom networking: one ENI fewer for pods (with secondary-ip or prefix-delegation)")
+	fs.BoolVar(&o.MaxPodsSecurityGroupsForPods, "max-pods-security-groups-for-pods", false, "VPC CNI security groups for pods (ENABLE_POD_ENI): one ENI fewer for pods (with secondary-ip or prefix-delegation)")
+	fs.IntVar(&o.MaxPodsMaxENI, "max-pods-max-eni", 0, "the VPC CNI's MAX_ENI: use at most this many ENIs (with secondary-ip or prefix-delegation; 0: no limit)")
+	fs.BoolVar(&o.MaxPodsUncapped, "max-pods-uncapped", false, "no 110/250 cap (with secondary-ip or prefix-delegation)")
+	fs.BoolVar(&o.KubeReservedFromEffectiveMaxPods, "kube-reserved-from-effective-max-pods", false, "size kubeReserved memory for the max pods the kubelet will run (--max-pods in --kubelet-extra-args, or 110 with --use-max-pods false), not bootstrap.sh's computed value")
 	fs.BoolVarP(&o.Help, "help", "h", false, "print this help")
 	return fs
 }

@@ -43,7 +43,7 @@ func Compute(c *Config, f *Facts) (*Node, error) {
 
 	cfg, err := kubeletconf.Build(kubeletconf.Input{
 		ClusterDNS:      n.ClusterDNS,
-		MaxPods:         int32(f.MaxPods),
+		MaxPods:         int32(reservedMaxPods(c, f.MaxPods)),
 		SetMaxPods:      c.UseMaxPods,
 		CPUs:            f.CPUs,
 		ProviderID:      fmt.Sprintf("aws:///%s/%s", f.Instance.AvailabilityZone, f.Instance.InstanceID),

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/eksboot/eksboot/maxpods"
 )
 
 // Config is a validated bootstrap request: every value parsed into its type. Nothing
@@ -36,6 +38,13 @@ type Config struct {
 	MountBPFFS            bool
 	LocalDisks            string // "" or mount, raid0, raid10, none
 	ReservedCPUs          bool   // --reserved-cpus is among the extra args
+	// MaxPodsMode and MaxPods say how max pods is worked out (maxpods.go).
+	MaxPodsMode string
+	MaxPods     maxpods.Options
+	// KubeReservedFromEffective sizes kubeReserved for the max pods the kubelet will
+	// run; ExtraArgsMaxPods is --max-pods of the extra args (0: none).
+	KubeReservedFromEffective bool
+	ExtraArgsMaxPods          int
 	// ShutdownGracePeriod > 0 turns on graceful node shutdown.
 	ShutdownGracePeriod             time.Duration
 	ShutdownGracePeriodCriticalPods time.Duration
@@ -198,6 +207,9 @@ func Validate(o Options) (*Config, error) {
 		if _, err := parseKubeletVersion(o.KubeletVersion); err != nil {
 			bad("--kubelet-version %q: want a version such as 1.32.9 or v1.32.9-eks-113cf36", o.KubeletVersion)
 		}
+	}
+	for _, p := range c.maxPodsOptions(o) {
+		bad("%s", p)
 	}
 	for _, p := range c.shutdown(o) {
 		bad("%s", p)

@@ -1,0 +1,159 @@
+package bootstrap
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/eksboot/eksboot/ec2api"
+	"github.com/eksboot/eksboot/maxpods"
+)
+
+// pathENIMaxPods is the node's own eni-max-pods.txt: rows for instance types the
+// embedded table lacks (the user-data habit of appending to it keeps working).
+const pathENIMaxPods = "/etc/eks/eni-max-pods.txt"
+
+// ec2TypeTimeout bounds ec2:DescribeInstanceTypes, retries included (the SDK's
+// retryer already bounds the attempts and spaces them with jitter), so an
+// unreachable EC2 delays the boot by at most this much before max pods falls back.
+const ec2TypeTimeout = 20 * time.Second
+
+// The values of --max-pods-mode.
+const (
+	modeENIMaxPods       = "eni-max-pods"
+	modeSecondaryIP      = "secondary-ip"
+	modePrefixDelegation = "prefix-delegation"
+	modeIPv6             = "ipv6"
+)
+
+// maxPodsOptions validates the max-pods flags into c.MaxPods, c.KubeReservedFromEffective
+// and c.ExtraArgsMaxPods, returning one problem per bad flag.
+func (c *Config) maxPodsOptions(o Options) []string {
+	var problems []string
+	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+	c.MaxPodsMode = o.MaxPodsMode
+	switch o.MaxPodsMode {
+	case modeENIMaxPods:
+		c.MaxPods = maxpods.Options{Uncapped: true}
+	case modeSecondaryIP:
+	case modePrefixDelegation:
+		c.MaxPods.PrefixDelegation = true
+	case modeIPv6:
+		c.MaxPods.IPv6 = true
+		if c.IPFamily != "ipv6" {
+			bad("--max-pods-mode ipv6 needs --ip-family ipv6 (on an IPv4 cluster pods are limited by the ENIs: use secondary-ip or prefix-delegation)")
+		}
+	default:
+		bad("--max-pods-mode %q: want eni-max-pods, secondary-ip, prefix-delegation or ipv6", o.MaxPodsMode)
+	}
+	computed := o.MaxPodsMode == modeSecondaryIP || o.MaxPodsMode == modePrefixDelegation
+	for _, f := range []struct {
+		flag string
+		set  bool
+	}{
+		{"--max-pods-custom-networking", o.MaxPodsCustomNetworking},
+		{"--max-pods-security-groups-for-pods", o.MaxPodsSecurityGroupsForPods},
+		{"--max-pods-max-eni", o.MaxPodsMaxENI != 0},
+		{"--max-pods-uncapped", o.MaxPodsUncapped},
+	} {
+		if f.set && !computed {
+			bad("%s needs --max-pods-mode secondary-ip or prefix-delegation (not %s)", f.flag, o.MaxPodsMode)
+		}
+	}
+	if o.MaxPodsMaxENI < 0 {
+		bad("--max-pods-max-eni %d: want the number of ENIs the VPC CNI may use (MAX_ENI), 1 or more", o.MaxPodsMaxENI)
+	}
+	if computed {
+		c.MaxPods.CustomNetworking = o.MaxPodsCustomNetworking
+		c.MaxPods.SecurityGroupsForPods = o.MaxPodsSecurityGroupsForPods
+		c.MaxPods.MaxENI = max(o.MaxPodsMaxENI, 0)
+		c.MaxPods.Uncapped = o.MaxPodsUncapped
+	}
+	c.KubeReservedFromEffective = o.KubeReservedFromEffectiveMaxPods
+	if n, err := extraArgsMaxPods(o.KubeletExtraArgs); err != nil && c.KubeReservedFromEffective {
+		bad("--kube-reserved-from-effective-max-pods: --kubelet-extra-args %v", err)
+	} else if err == nil {
+		c.ExtraArgsMaxPods = n
+	}
+	return problems
+}
+
+// extraArgsMaxPods returns the kubelet's --max-pods among the extra arguments (the
+// last one wins, as with the kubelet's flags), or 0 when there is none.
+func extraArgsMaxPods(args string) (int, error) {
+	f := strings.Fields(args)
+	value := ""
+	for i := 0; i < len(f); i++ {
+		switch {
+		case strings.HasPrefix(f[i], "--max-pods="):
+			value = strings.TrimPrefix(f[i], "--max-pods=")
+		case f[i] == "--max-pods" && i+1 < len(f):
+			i++
+			value = f[i]
+		case f[i] == "--max-pods":
+			return 0, fmt.Errorf("--max-pods has no value")
+		}
+	}
+	if value == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(value)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("--max-pods %q: want a whole number of pods, 1 or more", value)
+	}
+	return n, nil
+}
+
+// reservedMaxPods is the max pods that kubeReserved memory is sized for: bootstrap.sh's
+// (the computed value, whatever the kubelet ends up running), or with
+// --kube-reserved-from-effective-max-pods what the kubelet will really run: --max-pods
+// of --kubelet-extra-args, else the computed value when --use-max-pods writes it, else
+// the kubelet's default.
+func reservedMaxPods(c *Config, computed int) int {
+	switch {
+	case !c.KubeReservedFromEffective:
+		return computed
+	case c.ExtraArgsMaxPods > 0:
+		return c.ExtraArgsMaxPods
+	case c.UseMaxPods:
+		return computed
+	}
+	return maxpods.Default
+}
+
+// maxPods works out the node's max pods with maxpods.Resolve: the embedded table; for
+// a type it lacks, the node's /etc/eks/eni-max-pods.txt (malformed lines are reported
+// and skipped), then ec2:DescribeInstanceTypes under ec2TypeTimeout, then 110 with a
+// warning, where bootstrap.sh failed the boot. It returns the number and where it came
+// from, with the formula.
+func maxPods(ctx context.Context, c *Config, env *Env, api ec2api.API, apiErr error, instanceType string, cpus int, warn func(string)) (int, string) {
+	req := maxpods.Request{InstanceType: instanceType, Options: c.MaxPods, RowsPath: pathENIMaxPods, NodeCPUs: cpus}
+	if b, err := optional(env.Root.ReadFile(pathENIMaxPods)); err != nil {
+		warn(fmt.Sprintf("%s: %v; its rows are not used", pathENIMaxPods, err))
+	} else if b != nil {
+		var bad []*maxpods.RowError
+		req.Rows, bad = maxpods.ParseRows(b)
+		for _, e := range bad {
+			warn(fmt.Sprintf("%s:%d: %s; the line is skipped", pathENIMaxPods, e.Line, e.Reason))
+		}
+	}
+	req.Describe = func(ctx context.Context, t string) (maxpods.TypeInfo, error) {
+		if apiErr != nil {
+			return maxpods.TypeInfo{}, apiErr
+		}
+		ctx, cancel := context.WithTimeout(ctx, ec2TypeTimeout)
+		defer cancel()
+		return api.InstanceTypeInfo(ctx, t)
+	}
+	a := maxpods.Resolve(ctx, req)
+	for _, w := range a.Warnings {
+		warn(w)
+	}
+	source := a.Source
+	if a.Result != nil {
+		source += " (" + strings.Join(append([]string{a.Result.Formula}, a.Result.Steps...), "; ") + ")"
+	}
+	return a.MaxPods, source
+}
