@@ -21,6 +21,20 @@ demo: build ## Run the bootstrap end to end on a simulated m5.large (temporary r
 .PHONY: test
 test: check check-generated ## gofmt, go vet, every test (real systemd over D-Bus when root), a short fuzz run.
 	$(NETNS) sh -c 'ip link set lo up 2>/dev/null; CGO_ENABLED=0 exec $(GO) test -count=1 ./...'
+	$(MAKE) --no-print-directory fuzz
+
+# Fuzz targets as package:Target; each runs for FUZZTIME (go test takes one at a time).
+# Inputs that find something new land in Go's cache; copy them to the package's
+# testdata/fuzz/<Target>/ to keep them as seeds.
+FUZZTIME ?= 4s
+FUZZ_TARGETS ?= bootstrap:FuzzParseValidate bootstrap:FuzzCA bootstrap:FuzzEndpoint kubeletconf:FuzzEnvDropIn
+
+.PHONY: fuzz
+fuzz: ## Run each fuzz target for FUZZTIME (default 4s).
+	@set -eo pipefail; for t in $(FUZZ_TARGETS); do \
+	  echo "fuzz $${t%%:*} $${t##*:} for $(FUZZTIME)"; \
+	  $(NETNS) sh -c "ip link set lo up 2>/dev/null; CGO_ENABLED=0 exec $(GO) test ./$${t%%:*} -run '^\$$' -fuzz='^$${t##*:}\$$' -fuzztime=$(FUZZTIME)" | tail -n 2; \
+	done
 
 .PHONY: build
 build: ## Build the static binary into bin/eksboot.
