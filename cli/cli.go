@@ -59,7 +59,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		usage(stdout, prog)
 		return exitOK
 	default:
-		fmt.Fprintf(stderr, "%s: unknown command %q (want bootstrap, version, demo or help)\n", prog, cmd)
+		fmt.Fprintf(stderr, "%s: unknown command %q (want bootstrap, max-pods, version, demo or help)\n", prog, cmd)
 		return exitUsage
 	}
 }
