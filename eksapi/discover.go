@@ -116,9 +116,10 @@ func (e *Error) Error() string {
 // Unwrap returns the last failure.
 func (e *Error) Unwrap() error { return e.Err }
 
-// Discover calls DescribeCluster until the cluster is ACTIVE with an endpoint and a
-// CA, and returns it with the number of calls made. It waits while the cluster is
-// CREATING, UPDATING or PENDING; retries throttling, server errors, timeouts and
+// Discover calls DescribeCluster until the cluster is ACTIVE (or UPDATING, which
+// keeps serving) with an endpoint and a CA, and returns it with the number of calls
+// made. It waits while the cluster is CREATING or PENDING (or UPDATING without an
+// endpoint or CA yet); retries throttling, server errors, timeouts and
 // network failures with jittered exponential backoff, up to p.Retries in a row; and
 // stops at once on any other EKS error. ctx bounds the whole discovery. Every failure
 // is an *Error.
@@ -154,7 +155,16 @@ func Discover(ctx context.Context, api API, name string, p Policy) (*Cluster, in
 					return fail(ReasonRefused, errors.New("the cluster is ACTIVE but the answer lacks its endpoint or CA"))
 				}
 				return c, calls, nil
-			case StatusCreating, StatusUpdating, StatusPending:
+			case StatusUpdating:
+				// An update (a version upgrade, a config change) keeps the API server
+				// serving, and can outlast any reasonable wait: an answer with an
+				// endpoint and a CA is good to join with.
+				if c.Endpoint != "" && c.CAData != "" {
+					return c, calls, nil
+				}
+				failures = 0
+				w.Status, w.Delay = c.Status, p.jitter(p.Poll/2, p.Poll)
+			case StatusCreating, StatusPending:
 				failures = 0
 				w.Status, w.Delay = c.Status, p.jitter(p.Poll/2, p.Poll)
 			default:

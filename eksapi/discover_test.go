@@ -18,8 +18,9 @@ type script struct {
 }
 
 type answer struct {
-	status string // a cluster in this status, when err is nil
-	err    error
+	status  string // a cluster in this status, when err is nil
+	err     error
+	serving bool // the answer has an endpoint and a CA even though not ACTIVE
 }
 
 func (s *script) DescribeCluster(ctx context.Context, name string) (*Cluster, error) {
@@ -29,7 +30,7 @@ func (s *script) DescribeCluster(ctx context.Context, name string) (*Cluster, er
 		return nil, a.err
 	}
 	c := &Cluster{Name: name, Status: a.status}
-	if a.status == StatusActive {
+	if a.status == StatusActive || a.serving {
 		c.Endpoint, c.CAData = "https://EXAMPLE.gr7.us-west-2.eks.amazonaws.com", "Q0E="
 	}
 	return c, nil
@@ -55,6 +56,7 @@ func TestDiscover(t *testing.T) {
 	}{
 		{"active at once", 3, []answer{active}, 1, nil, "", ""},
 		{"creating, then active", 3, []answer{creating, creating, active}, 3, []time.Duration{30 * s, 30 * s}, "", ""},
+		{"updating with an endpoint and a CA is joined at once", 3, []answer{{status: StatusUpdating, serving: true}}, 1, nil, "", ""},
 		{"updating and pending are waited for too", 0, []answer{status(StatusUpdating), status(StatusPending), active}, 3, []time.Duration{30 * s, 30 * s}, "", ""},
 		{"throttled 3 times, then active", 3, []answer{throttled, throttled, throttled, active}, 4, []time.Duration{15 * s, 30 * s, 60 * s}, "", ""},
 		{"throttled beyond the budget", 3, []answer{throttled}, 4, []time.Duration{15 * s, 30 * s, 60 * s},
@@ -88,8 +90,8 @@ func TestDiscover(t *testing.T) {
 				t.Errorf("waits: got %v, want %v", waits, tc.wantWaits)
 			}
 			if tc.wantErr == "" {
-				if err != nil || c == nil || c.Status != StatusActive {
-					t.Fatalf("got %+v, %v; want the active cluster", c, err)
+				if err != nil || c == nil || c.Endpoint == "" || c.CAData == "" {
+					t.Fatalf("got %+v, %v; want a serving cluster", c, err)
 				}
 				return
 			}
