@@ -88,7 +88,9 @@ func gatherFacts(ctx context.Context, c *Config, o *Options, env *Env) (*Facts, 
 	}
 	inst, err := env.IMDS(ctx, imds.Options{
 		Endpoint: endpoint, Timeout: o.IMDSTimeout, AllowIMDSv1: o.IMDSv1Fallback,
-		RequireLocalIPv4: c.IPFamily == "ipv4", // the node IP: a 404 is IMDS not ready yet
+		// The node IP: a 404 is IMDS not ready yet. Not when discovery may still turn
+		// the cluster's IP family to IPv6 (an IPv6-only instance has no local-ipv4).
+		RequireLocalIPv4: c.IPFamily == "ipv4" && !needsDiscovery(o),
 	})
 	if err != nil {
 		return nil, err
