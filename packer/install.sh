@@ -169,4 +169,11 @@ for unit in $units; do
 		install_link "/etc/systemd/system/$unit" "/etc/systemd/system/$target.$dir/$unit"
 	done
 done
+# 5. No node state in the image: eksboot's cache of the cluster's endpoint and CA
+# (/var/lib/eksboot) belongs to one node; an image that carried it would make every
+# node launched from it start from a stale answer.
+if [ -e "$root/var/lib/eksboot" ]; then
+	rm -rf "$root/var/lib/eksboot"
+	say "/var/lib/eksboot: removed (node state must not be baked into the image)"
+fi
 say "done (DESTDIR=$DESTDIR)"

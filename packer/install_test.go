@@ -38,6 +38,8 @@ func TestInstallTwice(t *testing.T) {
 	root := t.TempDir()
 	writeFile(t, root, "etc/eks/bootstrap.sh", original, 0o755)
 	writeFile(t, root, "usr/bin/kubelet", "#!/bin/sh\necho Kubernetes v1.31.4-eks-0123456\n", 0o755)
+	// Node state left on the build instance must not reach the image.
+	writeFile(t, root, "var/lib/eksboot/clusters/us-west-2/demo.json", "{}", 0o600)
 	// KUBELET_VERSION is only a fallback: the root's kubelet wins.
 	env := append(installEnv(root), "KUBELET_VERSION=v9.9.9")
 
@@ -50,12 +52,16 @@ func TestInstallTwice(t *testing.T) {
 		"install.sh: /etc/eks/bootstrap.sh: linked to ../../usr/bin/eksboot",
 		"install.sh: kubelet version: Kubernetes v1.31.4-eks-0123456 (from " + root + "/usr/bin/kubelet --version)",
 		"install.sh: /etc/systemd/system/multi-user.target.wants/kubelet.service: linked to /etc/systemd/system/kubelet.service",
+		"install.sh: /var/lib/eksboot: removed",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("first run output lacks %q:\n%s", want, out)
 		}
 	}
 	first := tree(t, root)
+	if _, ok := first["var/lib/eksboot/clusters/us-west-2/demo.json"]; ok {
+		t.Error("install.sh left /var/lib/eksboot in the image")
+	}
 	for path, want := range map[string]string{
 		"etc/eks/bootstrap.sh.orig":   "file 0755 " + original,
 		"etc/eks/bootstrap.sh":        "link -> ../../usr/bin/eksboot",
