@@ -1,6 +1,7 @@
 package bootstrap
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,7 +13,9 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/eksboot/eksboot/imds"
 	"github.com/eksboot/eksboot/internal/goldencase"
+	"github.com/eksboot/eksboot/rootfs"
 )
 
 // base is golden case 01 (m5.large, us-west-2), the starting point of the scenarios.
@@ -137,5 +140,36 @@ func TestFIPSRegistry(t *testing.T) {
 	must(t, err)
 	if !strings.Contains(string(b), "602401143452.dkr.ecr-fips.us-west-2.amazonaws.com/eks/pause:3.5") {
 		t.Errorf("no FIPS registry: %s", b)
+	}
+}
+
+// TestRootCheck: configuring the real node (--root /) needs root; the check comes
+// before anything is read from IMDS or written, and --dry-run is allowed.
+func TestRootCheck(t *testing.T) {
+	root, err := rootfs.New("/")
+	must(t, err)
+	env := DefaultEnv(root, zap.NewNop(), &bytes.Buffer{}, &bytes.Buffer{})
+	env.Geteuid = func() int { return 1000 }
+	env.IMDS = func(context.Context, imds.Options) (*imds.Facts, error) {
+		t.Fatal("IMDS was read before the root check")
+		return nil, nil
+	}
+	o, err := Parse(validArgs(t), noEnv)
+	must(t, err)
+	err = Run(context.Background(), o, env)
+	if err == nil || !strings.Contains(err.Error(), "must run as root") {
+		t.Fatalf("err = %v, want the root check", err)
+	}
+	// A dry run passes the check and goes on to read IMDS.
+	o.DryRun = true
+	read := false
+	env.IMDS = func(context.Context, imds.Options) (*imds.Facts, error) {
+		read = true
+		return nil, errors.New("stop here")
+	}
+	env.KubeletVersion = func(context.Context) (string, error) { return "Kubernetes v1.32.9", nil }
+	o.KubeletVersion = "1.32.9"
+	if err := Run(context.Background(), o, env); err == nil || !read {
+		t.Fatalf("dry run: err = %v, IMDS read %v; want it past the root check", err, read)
 	}
 }
