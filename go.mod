@@ -15,6 +15,7 @@ require (
 	go.uber.org/zap v1.28.0
 	k8s.io/apimachinery v0.37.2
 	k8s.io/kubelet v0.37.2
+	sigs.k8s.io/yaml v1.6.0
 )
 
 require (
