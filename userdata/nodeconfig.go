@@ -1,0 +1,203 @@
+package userdata
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+)
+
+// NodeConfig's group, version and kind.
+const (
+	APIVersion = "node.eks.aws/v1alpha1"
+	Kind       = "NodeConfig"
+)
+
+// NodeConfig is nodeadm's node.eks.aws/v1alpha1 NodeConfig, as far as eksboot reads
+// it, plus eksboot's spec.maxPods.
+type NodeConfig struct {
+	APIVersion string         `json:"apiVersion"`
+	Kind       string         `json:"kind"`
+	Metadata   map[string]any `json:"metadata,omitempty"`
+	Spec       Spec           `json:"spec"`
+}
+
+// Spec is the NodeConfig's spec.
+type Spec struct {
+	Cluster      Cluster         `json:"cluster"`
+	Containerd   Containerd      `json:"containerd"`
+	Instance     Instance        `json:"instance"`
+	Kubelet      Kubelet         `json:"kubelet"`
+	FeatureGates map[string]bool `json:"featureGates,omitempty"`
+	// MaxPods is an eksboot addition: bootstrap's --max-pods-* options.
+	MaxPods MaxPods `json:"maxPods"`
+}
+
+// Cluster is spec.cluster: what the node joins.
+type Cluster struct {
+	Name                 string `json:"name,omitempty"`
+	APIServerEndpoint    string `json:"apiServerEndpoint,omitempty"`
+	CertificateAuthority string `json:"certificateAuthority,omitempty"` // base64 of the PEM
+	CIDR                 string `json:"cidr,omitempty"`
+	EnableOutpost        *bool  `json:"enableOutpost,omitempty"`
+	ID                   string `json:"id,omitempty"`
+}
+
+// Containerd is spec.containerd.
+type Containerd struct {
+	Config          string         `json:"config,omitempty"`
+	BaseRuntimeSpec map[string]any `json:"baseRuntimeSpec,omitempty"`
+}
+
+// Instance is spec.instance.
+type Instance struct {
+	LocalStorage LocalStorage                 `json:"localStorage"`
+	Environment  map[string]map[string]string `json:"environment,omitempty"`
+	Network      Network                      `json:"network"`
+}
+
+// LocalStorage is spec.instance.localStorage.
+type LocalStorage struct {
+	Strategy       string   `json:"strategy,omitempty"`
+	MountPath      string   `json:"mountPath,omitempty"`
+	DisabledMounts []string `json:"disabledMounts,omitempty"`
+}
+
+// Network is spec.instance.network.
+type Network struct {
+	Nameservers []string `json:"nameservers,omitempty"`
+	Domains     []string `json:"domains,omitempty"`
+}
+
+// Kubelet is spec.kubelet.
+type Kubelet struct {
+	// Config is a partial KubeletConfiguration (kubelet.config.k8s.io/v1beta1).
+	Config            map[string]any `json:"config,omitempty"`
+	Flags             []string       `json:"flags,omitempty"`
+	MaxPodsExpression string         `json:"maxPodsExpression,omitempty"`
+}
+
+// MaxPods is spec.maxPods (eksboot's): how max pods is worked out, as bootstrap's
+// --max-pods-* flags.
+type MaxPods struct {
+	Mode                             string `json:"mode,omitempty"`
+	CustomNetworking                 *bool  `json:"customNetworking,omitempty"`
+	SecurityGroupsForPods            *bool  `json:"securityGroupsForPods,omitempty"`
+	MaxENI                           *int   `json:"maxENI,omitempty"`
+	Uncapped                         *bool  `json:"uncapped,omitempty"`
+	KubeReservedFromEffectiveMaxPods *bool  `json:"kubeReservedFromEffectiveMaxPods,omitempty"`
+}
+
+// Errors is every problem found in some input, each naming where it is.
+type Errors []string
+
+func (e Errors) Error() string { return strings.Join(e, "; ") }
+
+// err returns e as an error, nil when empty.
+func (e Errors) err() error {
+	if len(e) == 0 {
+		return nil
+	}
+	return e
+}
+
+var docSep = regexp.MustCompile(`(?m)^---[ \t]*\r?$`)
+
+// DecodeNodeConfigs decodes the YAML or JSON documents of one NodeConfig source
+// strictly: unknown fields, values of the wrong type, another kind or version are
+// errors with their path. where names the source ("part 2 (application/node.eks.aws)",
+// a file). Every problem is reported, joined.
+func DecodeNodeConfigs(b []byte, where string) ([]NodeConfig, error) {
+	var out []NodeConfig
+	var errs Errors
+	docs := docSep.Split(string(b), -1)
+	for i, doc := range docs {
+		if strings.TrimSpace(stripComments(doc)) == "" {
+			continue
+		}
+		at := where
+		if len(docs) > 1 {
+			at = fmt.Sprintf("%s document %d", where, i+1)
+		}
+		nc, err := decodeOne([]byte(doc))
+		if err != nil {
+			var list Errors
+			if errors.As(err, &list) {
+				for _, e := range list {
+					errs = append(errs, at+": "+e)
+				}
+			} else {
+				errs = append(errs, fmt.Sprintf("%s: %v", at, err))
+			}
+			continue
+		}
+		out = append(out, *nc)
+	}
+	if len(out) == 0 && len(errs) == 0 {
+		errs = append(errs, where+": no NodeConfig in it (empty)")
+	}
+	return out, errs.err()
+}
+
+func stripComments(doc string) string {
+	var b strings.Builder
+	for _, l := range strings.Split(doc, "\n") {
+		if t := strings.TrimSpace(l); t != "" && !strings.HasPrefix(t, "#") {
+			b.WriteString(l + "\n")
+		}
+	}
+	return b.String()
+}
+
+// decodeOne decodes one document.
+func decodeOne(doc []byte) (*NodeConfig, error) {
+	j, err := yaml.YAMLToJSON(bytes.ReplaceAll(doc, []byte("\r\n"), []byte("\n")))
+	if err != nil {
+		return nil, fmt.Errorf("not YAML or JSON: %w", err)
+	}
+	var generic any
+	if err := json.Unmarshal(j, &generic); err != nil {
+		return nil, fmt.Errorf("not YAML or JSON: %w", err)
+	}
+	obj, ok := generic.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("want a NodeConfig object (apiVersion: %s, kind: %s), got %s", APIVersion, Kind, jsonKind(generic))
+	}
+	var errs Errors
+	if v, _ := obj["apiVersion"].(string); v != APIVersion {
+		errs = append(errs, fmt.Sprintf("apiVersion: %s, want %s", quoteOrMissing(obj["apiVersion"]), APIVersion))
+	}
+	if k, _ := obj["kind"].(string); k != Kind {
+		errs = append(errs, fmt.Sprintf("kind: %s, want %s", quoteOrMissing(obj["kind"]), Kind))
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	errs = checkFields(obj, typeOf[NodeConfig](), "", errs)
+	if kc, ok := obj["spec"].(map[string]any); ok {
+		if k, ok := kc["kubelet"].(map[string]any); ok {
+			if c, ok := k["config"].(map[string]any); ok {
+				errs = CheckKubeletConfig(c, "spec.kubelet.config", errs)
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	var nc NodeConfig
+	if err := json.Unmarshal(j, &nc); err != nil {
+		return nil, err
+	}
+	return &nc, nil
+}
+
+func quoteOrMissing(v any) string {
+	if v == nil {
+		return "missing"
+	}
+	return fmt.Sprintf("%q", fmt.Sprint(v))
+}

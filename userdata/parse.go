@@ -1,0 +1,343 @@
+package userdata
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"mime"
+	"mime/quotedprintable"
+	"regexp"
+	"strings"
+)
+
+// Limits on untrusted input.
+const (
+	// MaxUserData is EC2's limit on user data (16 KiB encoded) with room to spare:
+	// more than this is not user data an instance can have been given.
+	MaxUserData = 64 << 10
+	// MaxDecoded bounds everything that decoding (base64, gzip) produces, in total,
+	// so a gzip bomb stops at 1 MiB.
+	MaxDecoded = 1 << 20
+	// maxDepth bounds nested layers (base64 of gzip of multipart of ...).
+	maxDepth = 4
+)
+
+// Content types eksboot cares about.
+const (
+	TypeNodeConfig  = "application/node.eks.aws"
+	TypeShellScript = "text/x-shellscript"
+	TypeCloudConfig = "text/cloud-config"
+	TypeBoothook    = "text/cloud-boothook"
+	TypePlain       = "text/plain"
+)
+
+// Part is one piece of user data, decoded (no transfer encoding, no gzip).
+type Part struct {
+	// Index counts the parts from 1, in document order.
+	Index int
+	// ContentType is the media type without parameters, lower case; for user data
+	// that is not MIME it is guessed from the first line.
+	ContentType string
+	// Body is the decoded content.
+	Body []byte
+}
+
+// Name is "part N (content/type)", the way errors name the part.
+func (p Part) Name() string { return fmt.Sprintf("part %d (%s)", p.Index, p.ContentType) }
+
+// Parse splits raw user data into its parts. It accepts plain text, base64 of the
+// whole document, gzip, and MIME multipart (tolerating duplicated headers, a missing
+// blank line after the headers, unquoted boundaries and CRLF or LF line ends), whose
+// parts may be base64, quoted-printable or gzip. Every problem is an error naming the
+// part.
+func Parse(raw []byte) ([]Part, error) {
+	if len(raw) > MaxUserData {
+		return nil, fmt.Errorf("user data: %d bytes, more than the %d allowed", len(raw), MaxUserData)
+	}
+	d := &decoder{budget: MaxDecoded}
+	body, err := d.unwrap(raw, "user data")
+	if err != nil {
+		return nil, err
+	}
+	if err := d.split(body, "", 0); err != nil {
+		return nil, err
+	}
+	return d.parts, nil
+}
+
+// decoder holds the parts found so far and what is left of the decoding budget.
+type decoder struct {
+	parts  []Part
+	budget int
+}
+
+// unwrap removes whole-document gzip and base64 layers.
+func (d *decoder) unwrap(b []byte, what string) ([]byte, error) {
+	for range maxDepth {
+		switch {
+		case isGzip(b):
+			out, err := d.gunzip(b)
+			if err != nil {
+				return nil, fmt.Errorf("%s: gzip: %w", what, err)
+			}
+			b = out
+		case looksBase64(b):
+			out, err := base64.StdEncoding.DecodeString(stripSpace(b))
+			if err != nil || len(out) == 0 {
+				return b, nil // text that merely looks like base64
+			}
+			if err := d.spend(len(out)); err != nil {
+				return nil, fmt.Errorf("%s: base64: %w", what, err)
+			}
+			b = out
+		default:
+			return b, nil
+		}
+	}
+	return b, nil
+}
+
+var errTooBig = fmt.Errorf("decoded data over the %d-byte limit (a gzip bomb?)", MaxDecoded)
+
+func (d *decoder) spend(n int) error {
+	d.budget -= n
+	if d.budget < 0 {
+		return errTooBig
+	}
+	return nil
+}
+
+func isGzip(b []byte) bool { return len(b) >= 2 && b[0] == 0x1f && b[1] == 0x8b }
+
+// gunzip decompresses b within the budget.
+func (d *decoder) gunzip(b []byte) ([]byte, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		return nil, err
+	}
+	out, err := io.ReadAll(io.LimitReader(zr, int64(d.budget)+1))
+	if err != nil {
+		return nil, err
+	}
+	if err := d.spend(len(out)); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+var base64Text = regexp.MustCompile(`^[A-Za-z0-9+/\r\n]+={0,2}[\r\n]*$`)
+
+// looksBase64 reports whether b is base64 text only (line breaks allowed) of a
+// length that can decode. YAML, scripts and MIME always have other characters.
+func looksBase64(b []byte) bool {
+	return len(b) >= 8 && len(stripSpace(b))%4 == 0 && base64Text.Match(b)
+}
+
+func stripSpace(b []byte) string {
+	return strings.Map(func(r rune) rune {
+		if r == '\r' || r == '\n' || r == ' ' || r == '\t' {
+			return -1
+		}
+		return r
+	}, string(b))
+}
+
+// split adds the parts of body: the parts of a MIME document (recursively), or body
+// itself as one part.
+func (d *decoder) split(body []byte, contentType string, depth int) error {
+	if contentType == "" && isMIME(body) {
+		h, rest := readHeader(body)
+		ct := h["content-type"]
+		if ct == "" {
+			ct = TypePlain
+		}
+		return d.split(rest, ct, depth)
+	}
+	mt, params, err := parseType(contentType)
+	if contentType != "" && err != nil {
+		return fmt.Errorf("part %d: Content-Type %q: %w", len(d.parts)+1, contentType, err)
+	}
+	if strings.HasPrefix(mt, "multipart/") {
+		if depth >= maxDepth {
+			return fmt.Errorf("part %d: multipart nested more than %d deep", len(d.parts)+1, maxDepth)
+		}
+		return d.multipart(body, params["boundary"], depth)
+	}
+	if mt == "" {
+		mt = guessType(body)
+	}
+	d.parts = append(d.parts, Part{Index: len(d.parts) + 1, ContentType: mt, Body: body})
+	return nil
+}
+
+// parseType parses a Content-Type value, tolerating "charset=..." given alone
+// (eksctl's second Content-Type line) by the caller taking the first line only.
+func parseType(v string) (string, map[string]string, error) {
+	if v == "" {
+		return "", nil, nil
+	}
+	mt, params, err := mime.ParseMediaType(v)
+	if err != nil && mt == "" {
+		return "", nil, err
+	}
+	return strings.ToLower(mt), params, nil
+}
+
+// guessType is cloud-init's rule for a document without a Content-Type: by its start.
+func guessType(b []byte) string {
+	s := strings.TrimLeft(string(b[:min(len(b), 4096)]), " \t\r\n")
+	switch {
+	case strings.HasPrefix(s, "#!"):
+		return TypeShellScript
+	case strings.HasPrefix(s, "#cloud-config"):
+		return TypeCloudConfig
+	case strings.HasPrefix(s, "#cloud-boothook"):
+		return TypeBoothook
+	case strings.Contains(s, "node.eks.aws/") || strings.Contains(s, "kind: NodeConfig"):
+		return TypeNodeConfig
+	}
+	return TypePlain
+}
+
+var headerLine = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]*:`)
+
+// isMIME reports whether b starts with a MIME header (Content-Type or MIME-Version).
+func isMIME(b []byte) bool {
+	h, _ := readHeader(b)
+	_, ct := h["content-type"]
+	_, mv := h["mime-version"]
+	return ct || mv
+}
+
+// readHeader reads header lines until a blank line or a line that is not a header
+// (EKS's own part has no blank line before "#!/bin/bash"). The first occurrence of a
+// name wins. It returns the headers (lower-case names) and the rest.
+func readHeader(b []byte) (map[string]string, []byte) {
+	h := map[string]string{}
+	rest := b
+	last := ""
+	for len(rest) > 0 {
+		line, next := cutLine(rest)
+		t := strings.TrimRight(string(line), "\r\n")
+		switch {
+		case t == "":
+			return h, next
+		case (t[0] == ' ' || t[0] == '\t') && last != "":
+			h[last] += " " + strings.TrimSpace(t) // folded continuation
+		case headerLine.MatchString(t):
+			name, value, _ := strings.Cut(t, ":")
+			last = strings.ToLower(name)
+			if _, seen := h[last]; !seen {
+				h[last] = strings.TrimSpace(value)
+			} else {
+				last = ""
+			}
+		default:
+			return h, rest
+		}
+		rest = next
+	}
+	return h, rest
+}
+
+// cutLine returns the first line of b (with its line end) and the rest.
+func cutLine(b []byte) ([]byte, []byte) {
+	if i := bytes.IndexByte(b, '\n'); i >= 0 {
+		return b[:i+1], b[i+1:]
+	}
+	return b, nil
+}
+
+// multipart adds the parts between the boundary delimiters. The line end before a
+// delimiter belongs to it. A missing closing delimiter is tolerated (cloud-init does).
+func (d *decoder) multipart(body []byte, boundary string, depth int) error {
+	if boundary == "" {
+		return fmt.Errorf("part %d: multipart Content-Type without a boundary", len(d.parts)+1)
+	}
+	delim := "--" + boundary
+	var cur []byte
+	in, found := false, false
+	flush := func() error {
+		if !in {
+			return nil
+		}
+		cur = bytes.TrimSuffix(cur, []byte("\n"))
+		cur = bytes.TrimSuffix(cur, []byte("\r"))
+		return d.part(cur, depth)
+	}
+	rest := body
+	for len(rest) > 0 {
+		line, next := cutLine(rest)
+		rest = next
+		t := strings.TrimRight(string(line), " \t\r\n")
+		if t == delim || t == delim+"--" {
+			found = true
+			if err := flush(); err != nil {
+				return err
+			}
+			if t == delim+"--" {
+				return nil
+			}
+			in, cur = true, nil
+			continue
+		}
+		if in {
+			cur = append(cur, line...)
+		}
+	}
+	if !found {
+		return fmt.Errorf("part %d: multipart document without a %q delimiter line", len(d.parts)+1, delim)
+	}
+	return flush()
+}
+
+// part decodes one MIME part (headers, transfer encoding, gzip) and adds it.
+func (d *decoder) part(raw []byte, depth int) error {
+	h, body := readHeader(raw)
+	ct := h["content-type"]
+	mt, _, err := parseType(ct)
+	name := fmt.Sprintf("part %d (%s)", len(d.parts)+1, mt)
+	if err != nil {
+		return fmt.Errorf("part %d: Content-Type %q: %w", len(d.parts)+1, ct, err)
+	}
+	switch cte := strings.ToLower(h["content-transfer-encoding"]); cte {
+	case "", "7bit", "8bit", "binary":
+	case "base64":
+		out, err := base64.StdEncoding.DecodeString(stripSpace(body))
+		if err != nil {
+			return fmt.Errorf("%s: Content-Transfer-Encoding base64: %w", name, err)
+		}
+		if err := d.spend(len(out)); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		body = out
+	case "quoted-printable":
+		out, err := io.ReadAll(io.LimitReader(quotedprintable.NewReader(bytes.NewReader(body)), MaxDecoded+1))
+		if err != nil {
+			return fmt.Errorf("%s: Content-Transfer-Encoding quoted-printable: %w", name, err)
+		}
+		if err := d.spend(len(out)); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		body = out
+	default:
+		return fmt.Errorf("%s: Content-Transfer-Encoding %q: want 7bit, 8bit, binary, base64 or quoted-printable", name, cte)
+	}
+	if isGzip(body) {
+		out, err := d.gunzip(body)
+		if err != nil {
+			return fmt.Errorf("%s: gzip: %w", name, err)
+		}
+		body = out
+	} else if mt == TypeNodeConfig && looksBase64(bytes.TrimSpace(body)) {
+		// nodeadm decodes a NodeConfig part that is base64 without saying so.
+		if out, err := d.unwrap(bytes.TrimSpace(body), name); err == nil {
+			body = out
+		} else {
+			return err
+		}
+	}
+	return d.split(body, ct, depth+1)
+}

@@ -1,0 +1,175 @@
+package userdata
+
+import (
+	"encoding"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+
+	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
+)
+
+func typeOf[T any]() reflect.Type { return reflect.TypeFor[T]() }
+
+var (
+	jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
+	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
+)
+
+// CheckKubeletConfig checks a partial KubeletConfiguration against the upstream
+// v1beta1 type: unknown fields and values of the wrong JSON type are appended to errs
+// with their path under at.
+func CheckKubeletConfig(c map[string]any, at string, errs Errors) Errors {
+	return checkFields(c, typeOf[kubeletv1beta1.KubeletConfiguration](), at, errs)
+}
+
+// checkFields walks v (decoded JSON) against the Go type t by its json tags and
+// appends an error for every unknown field and every value of the wrong JSON type.
+// Types with their own JSON decoding (durations, quantities) are taken as they are.
+func checkFields(v any, t reflect.Type, at string, errs Errors) Errors {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if v == nil || reflect.PointerTo(t).Implements(jsonUnmarshaler) || reflect.PointerTo(t).Implements(textUnmarshaler) {
+		return errs
+	}
+	bad := func(want string) Errors {
+		return append(errs, fmt.Sprintf("%s: want %s, got %s", orRoot(at), want, jsonKind(v)))
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return bad("an object")
+		}
+		fields := jsonFields(t)
+		keys := make([]string, 0, len(obj))
+		for k := range obj {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			ft, ok := fields[k]
+			if !ok {
+				errs = append(errs, fmt.Sprintf("%s: unknown field", join(at, k)))
+				continue
+			}
+			errs = checkFields(obj[k], ft, join(at, k), errs)
+		}
+	case reflect.Map:
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return bad("an object")
+		}
+		if t.Elem().Kind() == reflect.Interface {
+			return errs
+		}
+		keys := make([]string, 0, len(obj))
+		for k := range obj {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			errs = checkFields(obj[k], t.Elem(), join(at, k), errs)
+		}
+	case reflect.Slice, reflect.Array:
+		if t.Elem().Kind() == reflect.Uint8 {
+			if _, ok := v.(string); !ok {
+				return bad("a string")
+			}
+			return errs
+		}
+		list, ok := v.([]any)
+		if !ok {
+			return bad("a list")
+		}
+		for i, e := range list {
+			errs = checkFields(e, t.Elem(), fmt.Sprintf("%s[%d]", at, i), errs)
+		}
+	case reflect.String:
+		if _, ok := v.(string); !ok {
+			return bad("a string")
+		}
+	case reflect.Bool:
+		if _, ok := v.(bool); !ok {
+			return bad("true or false")
+		}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		f, ok := v.(float64)
+		if !ok || f != float64(int64(f)) {
+			return bad("a whole number")
+		}
+	case reflect.Float32, reflect.Float64:
+		if _, ok := v.(float64); !ok {
+			return bad("a number")
+		}
+	}
+	return errs
+}
+
+// jsonFields maps the JSON names of t's fields (inline embedded structs flattened)
+// to their types.
+func jsonFields(t reflect.Type) map[string]reflect.Type {
+	out := map[string]reflect.Type{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		name, opts, _ := strings.Cut(tag, ",")
+		if name == "-" || (!f.IsExported() && !f.Anonymous) {
+			continue
+		}
+		if f.Anonymous && (name == "" || strings.Contains(opts, "inline")) {
+			ft := f.Type
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				for k, v := range jsonFields(ft) {
+					out[k] = v
+				}
+				continue
+			}
+		}
+		if name == "" {
+			name = f.Name
+		}
+		out[name] = f.Type
+	}
+	return out
+}
+
+func join(at, k string) string {
+	if at == "" {
+		return k
+	}
+	return at + "." + k
+}
+
+func orRoot(at string) string {
+	if at == "" {
+		return "document"
+	}
+	return at
+}
+
+// jsonKind names the JSON type of a decoded value.
+func jsonKind(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return "null"
+	case map[string]any:
+		return "an object"
+	case []any:
+		return "a list"
+	case string:
+		return fmt.Sprintf("the string %q", v)
+	case bool:
+		return fmt.Sprintf("%v", v)
+	case float64:
+		return fmt.Sprintf("the number %v", v)
+	}
+	return fmt.Sprintf("%T", v)
+}
