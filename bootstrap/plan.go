@@ -56,6 +56,9 @@ func Compute(c *Config, f *Facts) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kubelet config: %w", err)
 	}
+	if cfg, err = kubeletconf.Overlay(cfg, c.KubeletConfigOverlay); err != nil {
+		return nil, fmt.Errorf("spec.kubelet.config: %w", err)
+	}
 	kubeletJSON, err := kubeletconf.Marshal(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("kubelet config: %w", err)

@@ -17,10 +17,18 @@ import (
 // render, write, restart. Nothing is written until everything has been computed and
 // checked, so bad input or missing facts leave the node untouched.
 func Run(ctx context.Context, o Options, env *Env) error {
+	return run(ctx, o, nil, env)
+}
+
+// run is Run with what a NodeConfig adds (nil for bootstrap.sh's command line).
+func run(ctx context.Context, o Options, x *Extra, env *Env) error {
 	log := env.Log
 	c, err := step(log, "options", func() (*Config, error) { return Validate(o) })
 	if err != nil {
 		return err
+	}
+	if x != nil {
+		c.KubeletConfigOverlay = x.KubeletConfig
 	}
 	for _, w := range c.Warnings {
 		log.Warn(w)
@@ -50,6 +58,9 @@ func Run(ctx context.Context, o Options, env *Env) error {
 		return err
 	}
 	acts := Actions(n, changes)
+	if x != nil && x.RestartAll {
+		acts = Actions(n, allChanged(n))
+	}
 	if o.DryRun {
 		printDryRun(env.Stdout, changes, acts, o.NoRestart)
 		return nil

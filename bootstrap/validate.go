@@ -42,6 +42,9 @@ type Config struct {
 	// ShutdownGracePeriod > 0 turns on graceful node shutdown.
 	ShutdownGracePeriod             time.Duration
 	ShutdownGracePeriodCriticalPods time.Duration
+	// KubeletConfigOverlay is a NodeConfig's spec.kubelet.config, merged onto the
+	// computed kubelet-config.json (nil for bootstrap.sh's command line).
+	KubeletConfigOverlay map[string]any
 	// Warnings are things worth saying that do not stop the run.
 	Warnings []string
 }
