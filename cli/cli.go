@@ -55,11 +55,15 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return runDemo(rest[1:], stdout, stderr)
 	case "max-pods":
 		return runMaxPods(prog+" max-pods", rest[1:], stdout, stderr)
+	case "init":
+		return runInit(prog+" init", rest[1:], stdout, stderr)
+	case "render":
+		return runRender(prog+" render", rest[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		usage(stdout, prog)
 		return exitOK
 	default:
-		fmt.Fprintf(stderr, "%s: unknown command %q (want bootstrap, max-pods, version, demo or help)\n", prog, cmd)
+		fmt.Fprintf(stderr, "%s: unknown command %q (want bootstrap, init, render, max-pods, version, demo or help)\n", prog, cmd)
 		return exitUsage
 	}
 }
@@ -71,6 +75,8 @@ eksboot joins an EC2 instance to an Amazon EKS cluster (a drop-in for /etc/eks/b
 
 Commands:
   bootstrap [options] CLUSTER_NAME   configure and start the kubelet (see %[1]s bootstrap --help)
+  init [--phase config|run]          configure the node from the NodeConfig parts of its user data (see %[1]s init --help)
+  render --user-data F --instance-type T   print what a node launched with that user data would get (offline)
   max-pods [options]                 print the kubelet max pods of an instance type (max-pods-calculator.sh's options, --explain)
   demo                               run bootstrap end to end against a simulated instance, into a temporary root
   version                            print the version
@@ -104,6 +110,7 @@ func runBootstrap(prog string, args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	env := bootstrap.DefaultEnv(root, log, stdout, stderr)
+	envHook(env)
 	return finish(prog, bootstrap.Run(ctx, o, env), log, stderr)
 }
 

@@ -114,11 +114,13 @@ var docSep = regexp.MustCompile(`(?m)^---[ \t]*\r?$`)
 func DecodeNodeConfigs(b []byte, where string) ([]NodeConfig, error) {
 	var out []NodeConfig
 	var errs Errors
-	docs := docSep.Split(string(b), -1)
-	for i, doc := range docs {
-		if strings.TrimSpace(stripComments(doc)) == "" {
-			continue
+	var docs []string
+	for _, doc := range docSep.Split(string(b), -1) {
+		if strings.TrimSpace(stripComments(doc)) != "" {
+			docs = append(docs, doc)
 		}
+	}
+	for i, doc := range docs {
 		at := where
 		if len(docs) > 1 {
 			at = fmt.Sprintf("%s document %d", where, i+1)

@@ -1,0 +1,133 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/eksboot/eksboot/bootstrap"
+	"github.com/eksboot/eksboot/imds"
+	"github.com/eksboot/eksboot/rootfs"
+	"github.com/eksboot/eksboot/userdata"
+)
+
+// Phases of `eksboot init` (assets/eksboot-config.service, eksboot-run.service).
+const (
+	phaseAll    = "all"
+	phaseConfig = "config" // write the files, leave systemd alone (before cloud-init)
+	phaseRun    = "run"    // write what changed since, then (re)start containerd and kubelet
+)
+
+// envHook lets tests adjust the environment of `eksboot init` and `eksboot bootstrap`
+// (CPUs, EC2, ...); it does nothing otherwise.
+var envHook = func(*bootstrap.Env) {}
+
+// initFlags binds the options of `eksboot init` onto o: eksboot's own, without
+// bootstrap.sh's (the NodeConfig gives those).
+func initFlags(prog string, o *bootstrap.Options, phase *string) *pflag.FlagSet {
+	fs := pflag.NewFlagSet(prog, pflag.ContinueOnError)
+	fs.SortFlags = false
+	fs.SetOutput(io.Discard)
+	fs.StringVar(phase, "phase", phaseAll, "config: write the files only (before cloud-init); run: write what changed and (re)start containerd and kubelet (after cloud-init); all: both")
+	fs.StringVar(&o.Root, "root", "/", "directory that stands for / (every read of node files and every write goes under it)")
+	fs.BoolVar(&o.DryRun, "dry-run", false, "print each file it would write, as a diff, and the systemd actions; write nothing")
+	fs.BoolVar(&o.NoRestart, "no-restart", false, "write the files but leave systemd alone")
+	fs.StringVar(&o.IMDSEndpoint, "imds-endpoint", "", "instance metadata service URL [$AWS_EC2_METADATA_SERVICE_ENDPOINT, $IMDS_ENDPOINT host[:port]]")
+	fs.DurationVar(&o.IMDSTimeout, "imds-timeout", 60*time.Second, "deadline for reading the instance metadata and user data")
+	fs.BoolVar(&o.IMDSv1Fallback, "imds-v1-fallback", false, "read the instance metadata without a session token (IMDSv1) when IMDS refuses one")
+	fs.StringVar(&o.KubeletVersion, "kubelet-version", "", "kubelet version such as 1.32.9 (default: /etc/eks/kubelet-version.txt, else `kubelet --version`)")
+	fs.StringVar(&o.LogFormat, "log-format", "console", "log format: console or json")
+	fs.DurationVar(&o.SystemdTimeout, "systemd-timeout", 5*time.Minute, "deadline for the systemd jobs")
+	fs.BoolVarP(&o.Help, "help", "h", false, "print this help")
+	return fs
+}
+
+// runInit configures the node from the NodeConfigs of its user data (and the
+// drop-ins of /etc/eks/eksboot.d), through the same bootstrap run as bootstrap.sh's
+// command line. User data without a NodeConfig is left to cloud-init.
+func runInit(prog string, args []string, stdout, stderr io.Writer) int {
+	base, _ := bootstrap.Parse(nil, func(string) string { return "" })
+	phase := ""
+	fs := initFlags(prog, &base, &phase)
+	if err := fs.Parse(args); err != nil {
+		fmt.Fprintf(stderr, "%s: %v (see --help)\n", prog, err)
+		return exitUsage
+	}
+	if base.Help {
+		fmt.Fprintf(stdout, "Usage: %s [options]\n\nConfigures this node from the NodeConfig parts of its user data, then /etc/eks/eksboot.d/*.yaml.\n\nOptions:\n%s", prog, fs.FlagUsages())
+		return exitOK
+	}
+	if fs.NArg() > 0 || (phase != phaseAll && phase != phaseConfig && phase != phaseRun) {
+		fmt.Fprintf(stderr, "%s: --phase %q: want all, config or run, and no arguments (see --help)\n", prog, phase)
+		return exitUsage
+	}
+	log, err := newLogger(base.LogFormat, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
+		return exitUsage
+	}
+	defer func() { _ = log.Sync() }()
+	root, err := rootfs.New(base.Root)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: --root: %v\n", prog, err)
+		return exitUsage
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	env := bootstrap.DefaultEnv(root, log, stdout, stderr)
+	envHook(env)
+
+	req, ok, err := initRequest(ctx, base, env)
+	if err != nil {
+		return finish(prog, err, log, stderr)
+	}
+	if !ok {
+		log.Info("no NodeConfig in the user data or " + dropInDir + ": nothing to do (scripts are cloud-init's; their /etc/eks/bootstrap.sh runs eksboot)")
+		return exitOK
+	}
+	log.Info("configuring from " + req.From)
+	switch phase {
+	case phaseConfig:
+		req.Options.NoRestart = true
+	case phaseRun:
+		req.Extra.RestartAll = true
+	}
+	err = bootstrap.RunNodeConfig(ctx, req.Options, req.Extra, env)
+	var ue *bootstrap.UsageError
+	if errors.As(err, &ue) { // a bad value of the NodeConfig: bad input, exit 1
+		err = fmt.Errorf("user data: merged NodeConfig: %s", strings.ReplaceAll(ue.Error(), "\n", " "))
+	}
+	return finish(prog, err, log, stderr)
+}
+
+// initRequest reads the user data from IMDS and the drop-ins from the root, and
+// merges their NodeConfigs.
+func initRequest(ctx context.Context, base bootstrap.Options, env *bootstrap.Env) (nodeRequest, bool, error) {
+	endpoint, err := imds.ResolveEndpoint(base.IMDSEndpoint, env.Getenv)
+	if err != nil {
+		return nodeRequest{}, false, err
+	}
+	facts, err := env.IMDS(ctx, imds.Options{Endpoint: endpoint, Timeout: base.IMDSTimeout, AllowIMDSv1: base.IMDSv1Fallback, UserData: true})
+	if err != nil {
+		return nodeRequest{}, false, err
+	}
+	var parts []userdata.Part
+	if len(facts.UserData) > 0 {
+		if parts, err = userdata.Parse(facts.UserData); err != nil {
+			return nodeRequest{}, false, err
+		}
+	}
+	dropIns, err := readDropIns(env.Root)
+	if err != nil {
+		return nodeRequest{}, false, err
+	}
+	return requestFromNodeConfigs(parts, dropIns, base)
+}

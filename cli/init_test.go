@@ -1,0 +1,115 @@
+package cli
+
+import (
+	"bytes"
+	"compress/gzip"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/eksboot/eksboot/imds/imdstest"
+)
+
+func gzipped(t *testing.T, b []byte) string {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	_, err := zw.Write(b)
+	must(t, err)
+	must(t, zw.Close())
+	return buf.String()
+}
+
+// initWith runs `eksboot init` on a simulated instance with the user data and the
+// drop-ins, and returns the exit status, stderr and the root.
+func initWith(t *testing.T, userData string, dropIns map[string]string, extra ...string) (int, string, string) {
+	t.Helper()
+	inst := imdstest.DefaultInstance()
+	inst.UserData = userData
+	srv, err := imdstest.NewServer(inst)
+	must(t, err)
+	t.Cleanup(func() { _ = srv.Close() })
+	dir := t.TempDir()
+	for name, body := range dropIns {
+		p := filepath.Join(dir, "etc/eks/eksboot.d", name)
+		must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		must(t, os.WriteFile(p, []byte(body), 0o644))
+	}
+	var stderr bytes.Buffer
+	args := append([]string{"eksboot", "init", "--root", dir, "--no-restart", "--kubelet-version", "1.32.9", "--imds-endpoint", srv.URL()}, extra...)
+	code := Main(args, io.Discard, &stderr)
+	return code, stderr.String(), dir
+}
+
+func nodeConfig(t *testing.T, name string) string {
+	b, err := os.ReadFile(filepath.Join(sampleDir, name))
+	must(t, err)
+	return string(b)
+}
+
+// TestInitBadInput: one line naming the part and the field, exit 1, nothing written.
+func TestInitBadInput(t *testing.T) {
+	offline(t)
+	good := nodeConfig(t, "10-nodeadm-plain-nodeconfig.userdata")
+	for _, tc := range []struct {
+		name, userData, want string
+		dropIns          map[string]string
+	}{
+		{name: "malformed MIME", userData: "Content-Type: multipart/mixed; boundary=B\n\nno delimiter\n", want: `part 1: multipart document without a "--B" delimiter line`},
+		{name: "broken base64 part", userData: "Content-Type: multipart/mixed; boundary=B\n\n--B\nContent-Type: application/node.eks.aws\nContent-Transfer-Encoding: base64\n\n#%!\n--B--\n",
+			want: "part 1 (application/node.eks.aws): Content-Transfer-Encoding base64: illegal base64 data at input byte 0"},
+		{name: "broken gzip", userData: "\x1f\x8b\x08\x00broken", want: "user data: gzip: "},
+		{name: "gzip bomb", userData: gzipped(t, bytes.Repeat([]byte("a"), 4<<20)), want: "user data: gzip: decoded data over the 1048576-byte limit (a gzip bomb?)"},
+		{name: "over 64 KiB", userData: "#!/bin/bash\n" + strings.Repeat("#", 64<<10), want: "user data: 65548 bytes, more than the 65536 allowed"},
+		{name: "wrong kind", userData: "Content-Type: multipart/mixed; boundary=B\n\n--B\nContent-Type: application/node.eks.aws\n\napiVersion: node.eks.aws/v1alpha1\nkind: Pod\n--B--\n",
+			want: `user data: part 1 (application/node.eks.aws): kind: "Pod", want NodeConfig`},
+		{name: "unknown fields, all reported", userData: strings.Replace(good, "  kubelet:\n", "  kubelet:\n    flagz: []\n    config2: {}\n", 1),
+			want: "user data: part 1 (application/node.eks.aws): spec.kubelet.config2: unknown field; part 1 (application/node.eks.aws): spec.kubelet.flagz: unknown field"},
+		{name: "missing required field", userData: strings.Replace(good, "    cidr: 10.100.0.0/16\n", "", 1),
+			want: "user data: merged NodeConfig: spec.cluster.cidr: required field missing"},
+		{name: "bad kubelet config value", userData: strings.Replace(good, "maxPods: 110", "maxPods: lots", 1),
+			want: `user data: part 1 (application/node.eks.aws): spec.kubelet.config.maxPods: want a whole number, got the string "lots"`},
+		{name: "bad drop-in", userData: good, dropIns: map[string]string{"50-x.yaml": "apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec: {kubelet: {flagz: []}}\n"},
+			want: "user data: /etc/eks/eksboot.d/50-x.yaml: spec.kubelet.flagz: unknown field"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stderr, dir := initWith(t, tc.userData, tc.dropIns)
+			if code != 1 || !strings.Contains(stderr, "eksboot init: error: "+tc.want) {
+				t.Errorf("exit %d, stderr:\n%s\nwant exit 1 and %q", code, stderr, tc.want)
+			}
+			if tree, _ := readTree(dir); len(tree) != len(tc.dropIns) {
+				t.Errorf("files written: %v", keys(tree))
+			}
+		})
+	}
+}
+
+func TestInitNoNodeConfig(t *testing.T) {
+	offline(t)
+	code, stderr, dir := initWith(t, nodeConfig(t, "05-handwritten-custom-ami-script.userdata"), nil)
+	if tree, _ := readTree(dir); code != 0 || len(tree) != 0 || !strings.Contains(stderr, "no NodeConfig in the user data") {
+		t.Errorf("exit %d, files %v, stderr:\n%s", code, keys(tree), stderr)
+	}
+}
+
+// TestInitDropIns: drop-ins are merged after the user data, in name order.
+func TestInitDropIns(t *testing.T) {
+	offline(t)
+	code, stderr, dir := initWith(t, nodeConfig(t, "10-nodeadm-plain-nodeconfig.userdata"), map[string]string{
+		"20-b.yaml":  "apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec: {kubelet: {config: {maxPods: 20}, flags: [--node-labels=b=1]}}\n",
+		"10-a.yaml":  "apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec: {kubelet: {config: {maxPods: 10}, flags: [--node-labels=a=1]}}\n",
+		"ignored.md": "not yaml",
+	})
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	tree, err := readTree(dir)
+	must(t, err)
+	if kc := string(tree["/etc/kubernetes/kubelet/kubelet-config.json"]); !strings.Contains(kc, `"maxPods": 20,`) {
+		t.Errorf("maxPods is not the last drop-in's 20:\n%s", kc)
+	}
+	if f := kubeletFlags(tree); !strings.HasSuffix(f, "--node-labels=a=1 --node-labels=b=1") {
+		t.Errorf("flags %q: want the drop-ins' flags appended in name order", f)
+	}
+}

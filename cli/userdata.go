@@ -1,0 +1,110 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/eksboot/eksboot/bootstrap"
+	"github.com/eksboot/eksboot/rootfs"
+	"github.com/eksboot/eksboot/userdata"
+)
+
+// dropInDir holds NodeConfig drop-ins, merged after the user data's NodeConfigs.
+const dropInDir = "/etc/eks/eksboot.d"
+
+// nodeRequest is what some user data asks of the node.
+type nodeRequest struct {
+	// Options and Extra configure the bootstrap run.
+	Options bootstrap.Options
+	Extra   bootstrap.Extra
+	// NodeConfig is set when they came from NodeConfigs; From says from where.
+	NodeConfig bool
+	From       string
+}
+
+// errNothing means the user data has neither NodeConfig nor bootstrap.sh call.
+var errNothing = errors.New("no NodeConfig part and no /etc/eks/bootstrap.sh command line in the user data")
+
+// requestFromNodeConfigs merges the NodeConfig parts and the drop-ins onto base;
+// ok is false when there are none.
+func requestFromNodeConfigs(parts []userdata.Part, dropIns []userdata.Source, base bootstrap.Options) (nodeRequest, bool, error) {
+	sources := append(userdata.NodeConfigSources(parts), dropIns...)
+	if len(sources) == 0 {
+		return nodeRequest{}, false, nil
+	}
+	var from []string
+	for _, s := range sources {
+		from = append(from, s.Where)
+	}
+	r := nodeRequest{NodeConfig: true, From: "NodeConfig from " + strings.Join(from, ", ")}
+	nc, err := userdata.DecodeAndMerge(sources)
+	if err != nil {
+		return r, true, fmt.Errorf("user data: %w", err)
+	}
+	if err := userdata.Validate(nc); err != nil {
+		return r, true, fmt.Errorf("user data: merged NodeConfig: %w", err)
+	}
+	r.Options, r.Extra, err = bootstrap.NodeConfigOptions(nc, base)
+	if err != nil {
+		return r, true, fmt.Errorf("user data: merged NodeConfig: %w", err)
+	}
+	return r, true, nil
+}
+
+// requestFromScript interprets the bootstrap.sh command line of the script parts
+// with bootstrap's own flag parser; ok is false when there is none.
+func requestFromScript(parts []userdata.Part) (nodeRequest, bool, error) {
+	call, err := userdata.FindBootstrapCall(parts)
+	if err != nil {
+		return nodeRequest{}, true, fmt.Errorf("user data: %w", err)
+	}
+	if call == nil {
+		return nodeRequest{}, false, nil
+	}
+	r := nodeRequest{From: fmt.Sprintf("%s line %d: bootstrap.sh", call.Part.Name(), call.Line)}
+	r.Options, err = bootstrap.Parse(call.Args, func(k string) string { return call.Env[k] })
+	if err != nil {
+		return r, true, fmt.Errorf("user data: %s: %w", r.From, err)
+	}
+	return r, true, nil
+}
+
+// readDropIns reads /etc/eks/eksboot.d/*.yaml under root, in name order.
+func readDropIns(root *rootfs.Root) ([]userdata.Source, error) {
+	dir, err := root.Resolve(dropInDir)
+	if err != nil {
+		return nil, err
+	}
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", dropInDir, err)
+	}
+	var names []string
+	for _, e := range entries {
+		if !e.IsDir() && (strings.HasSuffix(e.Name(), ".yaml") || strings.HasSuffix(e.Name(), ".yml")) {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	var out []userdata.Source
+	for _, n := range names {
+		p := path.Join(dropInDir, n)
+		b, err := root.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		if len(b) > userdata.MaxUserData {
+			return nil, fmt.Errorf("%s: %d bytes, more than the %d allowed", p, len(b), userdata.MaxUserData)
+		}
+		out = append(out, userdata.Source{Where: p, Body: b})
+	}
+	return out, nil
+}
