@@ -54,7 +54,7 @@ func TestInitBadInput(t *testing.T) {
 	good := nodeConfig(t, "10-nodeadm-plain-nodeconfig.userdata")
 	for _, tc := range []struct {
 		name, userData, want string
-		dropIns          map[string]string
+		dropIns              map[string]string
 	}{
 		{name: "malformed MIME", userData: "Content-Type: multipart/mixed; boundary=B\n\nno delimiter\n", want: `part 1: multipart document without a "--B" delimiter line`},
 		{name: "broken base64 part", userData: "Content-Type: multipart/mixed; boundary=B\n\n--B\nContent-Type: application/node.eks.aws\nContent-Transfer-Encoding: base64\n\n#%!\n--B--\n",

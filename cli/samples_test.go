@@ -187,4 +187,3 @@ func keys(m map[string][]byte) []string {
 	sort.Strings(out)
 	return out
 }
-
