@@ -27,7 +27,7 @@ test: check check-generated ## gofmt, go vet, every test (real systemd over D-Bu
 # Inputs that find something new land in Go's cache; copy them to the package's
 # testdata/fuzz/<Target>/ to keep them as seeds.
 FUZZTIME ?= 4s
-FUZZ_TARGETS ?= bootstrap:FuzzParseValidate bootstrap:FuzzCA bootstrap:FuzzEndpoint kubeletconf:FuzzEnvDropIn
+FUZZ_TARGETS ?= bootstrap:FuzzParseValidate bootstrap:FuzzCA bootstrap:FuzzEndpoint kubeletconf:FuzzEnvDropIn userdata:FuzzParse userdata:FuzzFindBootstrapCall
 
 .PHONY: fuzz
 fuzz: ## Run each fuzz target for FUZZTIME (default 4s).

@@ -36,6 +36,18 @@ var KubeletService []byte
 //go:embed sys-fs-bpf.mount
 var SysFsBPFMount []byte
 
+// EksbootConfigService is the unit of `eksboot init --phase config`: the files of a
+// NodeConfig node written before cloud-init runs the user-data scripts.
+//
+//go:embed eksboot-config.service
+var EksbootConfigService []byte
+
+// EksbootRunService is the unit of `eksboot init --phase run`: containerd and kubelet
+// (re)started after cloud-init's last stage.
+//
+//go:embed eksboot-run.service
+var EksbootRunService []byte
+
 // SandboxImagePlaceholder is the text in ContainerdConfig (and in a user's
 // --containerd-config-file) that is replaced with the pause image reference.
 const SandboxImagePlaceholder = "SANDBOX_IMAGE"
