@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // namespace is the XML namespace of EC2 API version 2016-11-15.
@@ -30,6 +31,7 @@ func (s *Server) answer(method, path, action string, form url.Values) (int, []by
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.calls[action]++
+	over, limitErr := s.limited(action, time.Now())
 	switch e, failing := s.errs[action]; {
 	case method != http.MethodPost:
 		return s.errorXML(http.StatusMethodNotAllowed, "InvalidAction", "method "+method+" is not supported; use POST")
@@ -37,6 +39,8 @@ func (s *Server) answer(method, path, action string, form url.Values) (int, []by
 		return s.errorXML(http.StatusNotFound, "InvalidAction", "no such path "+path)
 	case failing:
 		return s.errorXML(e.status, e.code, e.message)
+	case over:
+		return s.errorXML(limitErr.status, limitErr.code, limitErr.message)
 	case action == "DescribeInstances":
 		return s.describeInstances(form)
 	case action == "DescribeInstanceTypes":

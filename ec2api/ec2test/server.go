@@ -30,6 +30,8 @@ type Server struct {
 	errs      map[string]apiError
 	calls     map[string]int
 	requests  int
+	limits    map[string]*rateLimit
+	throttled map[string]int
 }
 
 type instance struct {
@@ -49,10 +51,12 @@ func NewServer() (*Server, error) {
 		return nil, fmt.Errorf("fake ec2: listen on 127.0.0.1: %w", err)
 	}
 	s := &Server{
-		ln:    ln,
-		types: map[string]maxpods.TypeInfo{},
-		errs:  map[string]apiError{},
-		calls: map[string]int{},
+		ln:        ln,
+		types:     map[string]maxpods.TypeInfo{},
+		errs:      map[string]apiError{},
+		calls:     map[string]int{},
+		limits:    map[string]*rateLimit{},
+		throttled: map[string]int{},
 	}
 	s.srv = &http.Server{Handler: http.HandlerFunc(s.serveHTTP), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = s.srv.Serve(ln) }()
