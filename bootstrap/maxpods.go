@@ -16,9 +16,12 @@ import (
 const pathENIMaxPods = "/etc/eks/eni-max-pods.txt"
 
 // ec2TypeTimeout bounds ec2:DescribeInstanceTypes, retries included (the SDK's
-// retryer already bounds the attempts and spaces them with jitter), so an
-// unreachable EC2 delays the boot by at most this much before max pods falls back.
-const ec2TypeTimeout = 20 * time.Second
+// retryer bounds the attempts to ec2api.MaxAttempts), so a hung EC2 delays the boot
+// by at most this much before max pods falls back. It leaves room for the waits
+// after throttling (ec2api.ThrottleDelay: up to 20s, then up to 60s), which spread a
+// herd of nodes booting at once so that each gets its answer (docs/performance.md);
+// an unreachable EC2 fails fast, with the SDK's short delays.
+const ec2TypeTimeout = 90 * time.Second
 
 // The values of --max-pods-mode.
 const (

@@ -71,7 +71,10 @@ func LoadConfig(ctx context.Context, region, imdsEndpoint string) (aws.Config, e
 	return cfg, nil
 }
 
-// New returns a Client that makes its calls with cfg (usually from LoadConfig).
-func New(cfg aws.Config) *Client {
-	return &Client{ec2: ec2.NewFromConfig(cfg)}
+// New returns a Client that makes its calls with cfg (usually from LoadConfig),
+// spacing the retries of throttled calls with WithThrottleBackoff(ThrottleWindow),
+// then applying optFns.
+func New(cfg aws.Config, optFns ...func(*ec2.Options)) *Client {
+	fns := append([]func(*ec2.Options){WithThrottleBackoff(ThrottleWindow)}, optFns...)
+	return &Client{ec2: ec2.NewFromConfig(cfg, fns...)}
 }
