@@ -42,14 +42,26 @@ func (w word) text() string {
 
 var assignRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
 
-// add appends s, joining it to the last segment when both are literal text with
-// the same quoting.
-func (w *word) add(s seg) {
-	if n := len(*w); n > 0 && s.kind == 'l' && (*w)[n-1].kind == 'l' && (*w)[n-1].quoted == s.quoted {
-		(*w)[n-1].text += s.text
-		return
+// add appends s (compact joins the pieces when the word is complete).
+func (w *word) add(s seg) { *w = append(*w, s) }
+
+// compact joins runs of literal segments with the same quoting (in linear time).
+func (w word) compact() word {
+	var out word
+	var b strings.Builder
+	for i, s := range w {
+		if s.kind != 'l' {
+			out = append(out, s)
+			continue
+		}
+		b.WriteString(s.text)
+		if i+1 < len(w) && w[i+1].kind == 'l' && w[i+1].quoted == s.quoted {
+			continue
+		}
+		out = append(out, seg{text: b.String(), quoted: s.quoted, kind: 'l'})
+		b.Reset()
 	}
-	*w = append(*w, s)
+	return out
 }
 
 // assignment splits NAME=value (NAME unquoted).
@@ -68,13 +80,14 @@ func (w word) assignment() (string, word, bool) {
 // expand gives the fields of w with vars substituted, or the reason it cannot.
 func (w word) expand(vars map[string]string) ([]string, string) {
 	var fields []string
-	cur, have := "", false
+	var cur strings.Builder
+	have := false
 	for _, s := range w {
 		switch s.kind {
 		case 'u':
 			return nil, s.reason
 		case 'l':
-			cur += s.text
+			cur.WriteString(s.text)
 			have = have || s.text != "" || s.quoted
 		case 'v':
 			v, ok := vars[s.text]
@@ -82,19 +95,22 @@ func (w word) expand(vars map[string]string) ([]string, string) {
 				return nil, "the variable $" + s.text + ", which the script does not set to a literal value before"
 			}
 			if s.quoted {
-				cur, have = cur+v, true
+				cur.WriteString(v)
+				have = true
 				continue
 			}
 			for i, f := range strings.Fields(v) {
 				if i > 0 {
-					fields, cur = append(fields, cur), ""
+					fields = append(fields, cur.String())
+					cur.Reset()
 				}
-				cur, have = cur+f, true
+				cur.WriteString(f)
+				have = true
 			}
 		}
 	}
 	if have {
-		fields = append(fields, cur)
+		fields = append(fields, cur.String())
 	}
 	return fields, ""
 }
@@ -193,7 +209,7 @@ func (lx *lexer) word() (word, bool, error) {
 		c := src[lx.pos]
 		switch {
 		case c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == ';' || c == '&' || c == '|' || c == '(' || c == ')' || c == '<' || c == '>':
-			return w, false, nil
+			return w.compact(), false, nil
 		case c == '\\':
 			if lx.pos+1 < len(src) {
 				if src[lx.pos+1] == '\n' {
@@ -226,11 +242,15 @@ func (lx *lexer) word() (word, bool, error) {
 			}
 			w = append(w, s)
 		default:
-			lit(src[lx.pos:lx.pos+1], false)
-			lx.pos++
+			end := lx.pos + 1
+			for end < len(src) && strings.IndexByte(" \t\r\n;&|()<>\\'\"$`", src[end]) < 0 {
+				end++
+			}
+			lit(src[lx.pos:end], false)
+			lx.pos = end
 		}
 	}
-	return w, false, nil
+	return w.compact(), false, nil
 }
 
 // double reads a double-quoted string (after the opening quote) into w.
@@ -257,11 +277,13 @@ func (lx *lexer) double(w *word) error {
 			}
 			*w = append(*w, s)
 		default:
-			if c == '\n' {
-				lx.line++
+			end := lx.pos + 1
+			for end < len(src) && strings.IndexByte("\"\\$`", src[end]) < 0 {
+				end++
 			}
-			w.add(seg{text: src[lx.pos : lx.pos+1], quoted: true, kind: 'l'})
-			lx.pos++
+			lx.line += strings.Count(src[lx.pos:end], "\n")
+			w.add(seg{text: src[lx.pos:end], quoted: true, kind: 'l'})
+			lx.pos = end
 		}
 	}
 	return errUnterminated

@@ -3,6 +3,7 @@ package userdata
 import (
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -68,5 +69,16 @@ func TestFindBootstrapCallNone(t *testing.T) {
 	}
 	if _, err := FindBootstrapCall(script("echo 'unterminated")); err == nil {
 		t.Error("an unterminated quote is not an error")
+	}
+}
+
+// TestFindBootstrapCallLongWords: words of 1 MiB, in every quoting, are split in
+// linear time (a quadratic lexer made a 1 MiB user-data part take minutes).
+func TestFindBootstrapCallLongWords(t *testing.T) {
+	for _, w := range []string{strings.Repeat("a", 1<<20), `"` + strings.Repeat("a", 1<<20) + `"`, strings.Repeat(`a\ `, 1<<18), strings.Repeat("'a'", 1<<18)} {
+		c, err := FindBootstrapCall(script("/etc/eks/bootstrap.sh " + w))
+		if err != nil || c == nil || len(c.Args) != 1 {
+			t.Fatalf("%.20q...: %v", w, err)
+		}
 	}
 }
