@@ -69,6 +69,10 @@ func runRender(prog string, args []string, stdout, stderr io.Writer) int {
 	log, _ := newLogger("console", stderr)
 	log = log.WithOptions(zap.IncreaseLevel(zap.WarnLevel))
 	tree, flags, from, err := render(raw, instanceType, region, kubeletVersion, log)
+	var ue *bootstrap.UsageError
+	if errors.As(err, &ue) { // a bad value in the user data: bad input, exit 1
+		err = errors.New(strings.ReplaceAll(err.Error(), "\n", " "))
+	}
 	if err != nil {
 		return finish(prog, err, zap.NewNop(), stderr)
 	}
