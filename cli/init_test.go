@@ -113,3 +113,37 @@ func TestInitDropIns(t *testing.T) {
 		t.Errorf("flags %q: want the drop-ins' flags appended in name order", f)
 	}
 }
+
+// TestInitPhases: the config phase writes without touching systemd; the run phase on
+// the same (already written) files still restarts containerd and kubelet.
+func TestInitPhases(t *testing.T) {
+	offline(t)
+	ud := nodeConfig(t, "10-nodeadm-plain-nodeconfig.userdata")
+	inst := imdstest.DefaultInstance()
+	inst.UserData = ud
+	srv, err := imdstest.NewServer(inst)
+	must(t, err)
+	t.Cleanup(func() { _ = srv.Close() })
+	dir := t.TempDir()
+	common := []string{"--root", dir, "--kubelet-version", "1.32.9", "--imds-endpoint", srv.URL()}
+	var stdout, stderr bytes.Buffer
+	if code := Main(append([]string{"eksboot", "init", "--phase", "config"}, common...), &stdout, &stderr); code != 0 {
+		t.Fatalf("config phase: exit %d\n%s", code, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "systemd left alone") {
+		t.Errorf("the config phase did not leave systemd alone:\n%s", stderr.String())
+	}
+	stdout.Reset()
+	stderr.Reset()
+	if code := Main(append([]string{"eksboot", "init", "--phase", "run", "--dry-run"}, common...), &stdout, &stderr); code != 0 {
+		t.Fatalf("run phase: exit %d\n%s", code, stderr.String())
+	}
+	for _, want := range []string{"# every file is up to date", "# systemd: restart containerd.service", "# systemd: restart kubelet.service"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("run phase (dry run) lacks %q:\n%s", want, stdout.String())
+		}
+	}
+	if code := Main(append([]string{"eksboot", "init", "--phase", "later"}, common...), io.Discard, io.Discard); code != 2 {
+		t.Errorf("--phase later: exit %d, want 2", code)
+	}
+}
