@@ -76,8 +76,11 @@ generate: ## Regenerate maxpods/zz_generated_table.go from assets/eni-limits.csv
 check-generated: ## Fail when maxpods/zz_generated_table.go is stale (make generate refreshes it).
 	CGO_ENABLED=0 $(GO) test -count=1 -run '^TestGeneratedFileIsFresh$$' ./maxpods/internal/gen
 
+# Runs of the release binary per command in BenchmarkProcess.
+BENCH_RUNS ?= 50
+
 .PHONY: bench
-bench: ## BenchmarkLookup: the generated table vs a map and vs parsing eni-max-pods.txt per lookup, with ratios.
+bench: build ## Benchmarks (docs/performance.md): table lookup with ratios, renderers, the pipeline, the whole process.
 	@set -o pipefail; CGO_ENABLED=0 $(GO) test -run '^$$' -bench '^BenchmarkLookup$$' -benchmem -count=1 ./maxpods | awk ' \
 	  { print } \
 	  $$1 ~ /^BenchmarkLookup\// { split($$1, p, "/"); sub(/-[0-9]+$$/, "", p[2]); ns[p[2]] = $$3; allocs[p[2]] = $$7 } \
@@ -86,6 +89,19 @@ bench: ## BenchmarkLookup: the generated table vs a map and vs parsing eni-max-p
 	    printf "  table       %10.1f ns  %s allocs  1x\n", ns["table"], allocs["table"]; \
 	    printf "  map         %10.1f ns  %s allocs  %.1fx the table\n", ns["map"], allocs["map"], ns["map"] / ns["table"]; \
 	    printf "  parse-file  %10.0f ns  %s allocs  %.0fx the table\n", ns["parse-file"], allocs["parse-file"], ns["parse-file"] / ns["table"] }'
+	@printf '\nrenderers and the whole pipeline in-process (Run, fake IMDS/EC2 on 127.0.0.1, --no-restart):\n'
+	$(NETNS) sh -c 'ip link set lo up 2>/dev/null; CGO_ENABLED=0 exec $(GO) test -run "^$$" -bench "^(BenchmarkRender|BenchmarkRun)$$" -benchmem -count=1 ./kubeletconf ./bootstrap'
+	@printf '\nwhole process, $(BENCH_RUNS) runs of $(BIN) per command:\n'
+	$(NETNS) sh -c 'ip link set lo up 2>/dev/null; EKSBOOT_BENCH_BINARY=$(CURDIR)/$(BIN) CGO_ENABLED=0 exec $(GO) test -run "^$$" -bench "^BenchmarkProcess$$" -benchtime=$(BENCH_RUNS)x -benchmem -count=1 ./cmd/eksboot'
+
+# The boot storm: STORM_NODES nodes at once; STORM_BACKOFF=sdk shows the SDK's own
+# delays after throttling (the before of docs/performance.md).
+STORM_NODES ?= 2000
+STORM_BACKOFF ?=
+
+.PHONY: storm
+storm: ## Boot storm: STORM_NODES (2000) nodes of an unknown type at once, EC2 throttling above 50 requests/s (about 1.5 min).
+	@set -o pipefail; $(NETNS) sh -c 'ip link set lo up 2>/dev/null; EKSBOOT_STORM_NODES=$(STORM_NODES) EKSBOOT_STORM_BACKOFF=$(STORM_BACKOFF) CGO_ENABLED=0 exec $(GO) test -count=1 -timeout 10m -run "^TestBootStorm$$" -v ./bootstrap' | grep -v '^=== RUN'
 
 .PHONY: clean
 clean: ## Remove build output.

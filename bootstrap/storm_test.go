@@ -85,6 +85,7 @@ func TestBootStorm(t *testing.T) {
 	for k, v := range fakes.Env() {
 		t.Setenv(k, v)
 	}
+	unsetAWSExtras(t)
 	fakes.EC2.AddInstanceType(stormType, maxpods.TypeInfo{Hypervisor: "nitro", VCPUs: 2, ENIs: 3, IPv4PerENI: 10})
 	fakes.EC2.SetRateLimit("DescribeInstanceTypes", rate, time.Second)
 

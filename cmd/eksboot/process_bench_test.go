@@ -1,0 +1,101 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/eksboot/eksboot/internal/goldencase"
+)
+
+// envBenchBinary names the binary BenchmarkProcess runs (make bench sets it to the
+// release build, bin/eksboot); without it, the one TestMain built.
+const envBenchBinary = "EKSBOOT_BENCH_BINARY"
+
+// BenchmarkProcess runs the built binary as a node would, one process per
+// iteration: "bootstrap" is `eksboot bootstrap --no-restart --root TMP` on golden
+// case 01 (m5.large) against its fake IMDS and EC2 on 127.0.0.1, into an empty root
+// each time; "version" is `eksboot version`. Besides ns/op it prints the wall time
+// of each run (fork and exec included) as min/median/max, the median CPU time of
+// the process (getrusage user+sys, less swayed by a busy machine than the wall
+// time), its peak RSS (ru_maxrss) and the binary's size. Run it with a fixed count,
+// e.g. -benchtime=50x (make bench does). Numbers are printed, never asserted.
+func BenchmarkProcess(b *testing.B) {
+	bin := binary
+	if p := os.Getenv(envBenchBinary); p != "" {
+		bin = p
+	}
+	st, err := os.Stat(bin)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c, err := goldencase.Load(filepath.Join(goldenDir, "01-m5large-usw2-vpc192"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	fakes, err := c.Start()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(fakes.Close)
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + b.TempDir()}
+	for k, v := range fakes.Env() {
+		env = append(env, k+"="+v)
+	}
+	b.Run("bootstrap", func(b *testing.B) {
+		base := b.TempDir()
+		measure(b, bin, st.Size(), env, func() []string {
+			root, err := os.MkdirTemp(base, "root-")
+			if err != nil {
+				b.Fatal(err)
+			}
+			args := append([]string{"bootstrap"}, c.Args...)
+			return append(args, "--root", root, "--no-restart", "--kubelet-version", c.KubeletVersion,
+				"--imds-endpoint", fakes.IMDS.URL())
+		})
+	})
+	b.Run("version", func(b *testing.B) {
+		measure(b, bin, st.Size(), env, func() []string { return []string{"version"} })
+	})
+}
+
+// measure runs bin b.N times with the arguments args gives (made outside the
+// timing) and reports the wall times and peak RSS of the runs.
+func measure(b *testing.B, bin string, size int64, env []string, args func() []string) {
+	var walls, cpus []time.Duration
+	var rss []int64 // KiB
+	for b.Loop() {
+		b.StopTimer()
+		cmd := exec.Command(bin, args()...)
+		cmd.Env = env // stdout and stderr: /dev/null
+		b.StartTimer()
+		t0 := time.Now()
+		err := cmd.Run()
+		walls = append(walls, time.Since(t0))
+		if err != nil {
+			b.Fatalf("%s %v: %v", bin, cmd.Args[1:], err)
+		}
+		ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+		rss = append(rss, ru.Maxrss)
+		cpus = append(cpus, time.Duration(ru.Utime.Nano()+ru.Stime.Nano()))
+	}
+	if len(walls) < 2 { // the SDK's first, single run
+		return
+	}
+	slices.Sort(walls)
+	slices.Sort(cpus)
+	slices.Sort(rss)
+	med := walls[len(walls)/2]
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	mb := func(kib int64) float64 { return float64(kib) / 1024 }
+	b.ReportMetric(ms(med), "ms-median")
+	b.ReportMetric(mb(rss[len(rss)-1]), "MiB-peak-rss")
+	b.Logf("%s: %d runs: wall min %.2f ms, median %.2f ms, max %.2f ms; CPU (user+sys) median %.2f ms; "+
+		"peak RSS min %.1f MiB, median %.1f MiB, max %.1f MiB; binary %.1f MiB (%s)",
+		b.Name(), len(walls), ms(walls[0]), ms(med), ms(walls[len(walls)-1]), ms(cpus[len(cpus)/2]),
+		mb(rss[0]), mb(rss[len(rss)/2]), mb(rss[len(rss)-1]), float64(size)/(1<<20), bin)
+}
