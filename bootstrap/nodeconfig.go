@@ -23,6 +23,20 @@ type Extra struct {
 	RestartAll bool
 }
 
+// apply puts the extras into the validated configuration. A maxPods in the kubelet
+// config counts as the user's max pods for --kube-reserved-from-effective-max-pods
+// (spec.maxPods.kubeReservedFromEffectiveMaxPods), unless a --max-pods flag, which
+// the kubelet prefers, is among kubelet.flags.
+func (x *Extra) apply(c *Config) {
+	if x == nil {
+		return
+	}
+	c.KubeletConfigOverlay = x.KubeletConfig
+	if n, ok := x.KubeletConfig["maxPods"].(float64); ok && n > 0 && c.ExtraArgsMaxPods == 0 {
+		c.ExtraArgsMaxPods = int(n)
+	}
+}
+
 // RunNodeConfig is Run for a node configured by NodeConfig: the same checklist, with
 // the options from NodeConfigOptions and the extras.
 func RunNodeConfig(ctx context.Context, o Options, x Extra, env *Env) error {

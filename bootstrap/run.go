@@ -27,9 +27,7 @@ func run(ctx context.Context, o Options, x *Extra, env *Env) error {
 	if err != nil {
 		return err
 	}
-	if x != nil {
-		c.KubeletConfigOverlay = x.KubeletConfig
-	}
+	x.apply(c)
 	for _, w := range c.Warnings {
 		log.Warn(w)
 	}

@@ -147,3 +147,30 @@ func TestInitPhases(t *testing.T) {
 		t.Errorf("--phase later: exit %d, want 2", code)
 	}
 }
+
+// TestInitKubeReservedFromEffectiveMaxPods: with spec.maxPods.kubeReservedFromEffectiveMaxPods,
+// kubeReserved is sized for kubelet.config.maxPods (110: 11*110+255), not the computed 29.
+func TestInitKubeReservedFromEffectiveMaxPods(t *testing.T) {
+	offline(t)
+	ud := nodeConfig(t, "10-nodeadm-plain-nodeconfig.userdata")
+	for _, tc := range []struct {
+		name    string
+		dropIns map[string]string
+		want    string
+	}{
+		{"default: the computed max pods, as nodeadm", nil, `"memory": "574Mi"`},
+		{"effective", map[string]string{"10.yaml": "apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec: {maxPods: {kubeReservedFromEffectiveMaxPods: true}}\n"}, `"memory": "1465Mi"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stderr, dir := initWith(t, ud, tc.dropIns)
+			if code != 0 {
+				t.Fatalf("exit %d\n%s", code, stderr)
+			}
+			b, err := os.ReadFile(filepath.Join(dir, "etc/kubernetes/kubelet/kubelet-config.json"))
+			must(t, err)
+			if !strings.Contains(string(b), tc.want) || !strings.Contains(string(b), `"maxPods": 110,`) {
+				t.Errorf("want maxPods 110 and kubeReserved %s:\n%s", tc.want, b)
+			}
+		})
+	}
+}
