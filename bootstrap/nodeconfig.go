@@ -161,3 +161,27 @@ func allChanged(n *Node) []rootfs.Change {
 	}
 	return out
 }
+
+// nodeConfigNames maps the flags in Validate's messages to the NodeConfig fields that
+// set them.
+var nodeConfigNames = strings.NewReplacer(
+	"CLUSTER_NAME", "spec.cluster.name",
+	"--b64-cluster-ca", "spec.cluster.certificateAuthority",
+	"--apiserver-endpoint", "spec.cluster.apiServerEndpoint",
+	"--service-ipv4-cidr", "spec.cluster.cidr",
+	"--service-ipv6-cidr", "spec.cluster.cidr",
+	"--dns-cluster-ip", "spec.kubelet.config.clusterDNS",
+	"--kubelet-extra-args", "spec.kubelet.flags",
+	"--local-disks", "spec.instance.localStorage.strategy",
+	"--max-pods-mode", "spec.maxPods.mode",
+	"--max-pods-max-eni", "spec.maxPods.maxENI",
+	"--max-pods-custom-networking", "spec.maxPods.customNetworking",
+	"--max-pods-security-groups-for-pods", "spec.maxPods.securityGroupsForPods",
+	"--max-pods-uncapped", "spec.maxPods.uncapped",
+)
+
+// NodeConfigMessage rewrites an error of a run from NodeConfigOptions so that it
+// names the NodeConfig fields rather than bootstrap.sh's flags.
+func NodeConfigMessage(err error) string {
+	return nodeConfigNames.Replace(strings.ReplaceAll(err.Error(), "\n", " "))
+}

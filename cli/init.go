@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
@@ -103,7 +102,7 @@ func runInit(prog string, args []string, stdout, stderr io.Writer) int {
 	err = bootstrap.RunNodeConfig(ctx, req.Options, req.Extra, env)
 	var ue *bootstrap.UsageError
 	if errors.As(err, &ue) { // a bad value of the NodeConfig: bad input, exit 1
-		err = fmt.Errorf("user data: merged NodeConfig: %s", strings.ReplaceAll(ue.Error(), "\n", " "))
+		err = fmt.Errorf("user data: merged NodeConfig: %s", bootstrap.NodeConfigMessage(ue))
 	}
 	return finish(prog, err, log, stderr)
 }
