@@ -116,6 +116,9 @@ func render(raw []byte, instanceType, region, kubeletVersion string, log *zap.Lo
 	o.IMDSEndpoint = "http://127.0.0.1:9" // never dialled: Env.IMDS is simulated
 	env := offlineEnv(root, log, instanceType, region)
 	if err := bootstrap.RunNodeConfig(context.Background(), o, req.Extra, env); err != nil {
+		if req.NodeConfig {
+			return nil, "", "", fmt.Errorf("%s: %s", req.From, bootstrap.NodeConfigMessage(err))
+		}
 		return nil, "", "", fmt.Errorf("%s: %w", req.From, err)
 	}
 	tree, err := readTree(dir)
