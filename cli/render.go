@@ -136,15 +136,16 @@ func offlineEnv(root *rootfs.Root, log *zap.Logger, instanceType, region string)
 	if strings.HasPrefix(region, "cn-") {
 		domain = "amazonaws.com.cn"
 	}
+	hostname := strings.ReplaceAll(inst.LocalHostname, "us-west-2", region)
 	env.IMDS = func(context.Context, imds.Options) (*imds.Facts, error) {
 		return &imds.Facts{
 			Region: region, AccountID: inst.AccountID, Domain: domain, InstanceType: instanceType,
 			InstanceID: inst.InstanceID, AvailabilityZone: region + "a", MAC: inst.MAC, LocalIPv4: inst.LocalIPv4,
-			LocalHostname: strings.ReplaceAll(inst.LocalHostname, "us-west-2", region),
+			LocalHostname: hostname,
 			IPv6s:         []string{"2600:1f14:123:4500::1"}, VPCIPv4CIDRs: inst.VPCIPv4CIDRBlocks,
 		}, nil
 	}
-	env.EC2 = func(context.Context, string, string) (ec2api.API, error) { return nil, errOffline }
+	env.EC2 = func(context.Context, string, string) (ec2api.API, error) { return offlineEC2{hostname}, nil }
 	env.EKS = func(context.Context, string, string) (eksapi.API, error) {
 		return nil, fmt.Errorf("cluster discovery (no CA or API server endpoint in the user data) is %w", errOffline)
 	}
@@ -162,6 +163,17 @@ func offlineEnv(root *rootfs.Root, log *zap.Logger, instanceType, region string)
 	}
 	env.DNSNameAttempts, env.DNSNameInterval = 1, 0
 	return env
+}
+
+// offlineEC2 answers as EC2 would in a VPC with the default DNS settings: the
+// private DNS name is the local host name. Instance types the table lacks are not
+// looked up (the run falls back to 110 and says so).
+type offlineEC2 struct{ hostname string }
+
+func (e offlineEC2) PrivateDNSName(context.Context, string) (string, error) { return e.hostname, nil }
+
+func (offlineEC2) InstanceTypeInfo(context.Context, string) (maxpods.TypeInfo, error) {
+	return maxpods.TypeInfo{}, errOffline
 }
 
 // readTree reads every file under dir as node path -> content.
