@@ -78,6 +78,18 @@ build {
     destination = "${local.upload_dir}/kubelet.service"
   }
 
+  provisioner "file" {
+    only        = ["amazon-ebs.eks-node"]
+    source      = "${local.units_dir}/eksboot-config.service"
+    destination = "${local.upload_dir}/eksboot-config.service"
+  }
+
+  provisioner "file" {
+    only        = ["amazon-ebs.eks-node"]
+    source      = "${local.units_dir}/eksboot-run.service"
+    destination = "${local.upload_dir}/eksboot-run.service"
+  }
+
   provisioner "shell" {
     only   = ["amazon-ebs.eks-node"]
     script = local.install_sh

@@ -24,7 +24,11 @@
 #   UNITS_DIR        the folder holding the units, i.e. assets/ (required)
 #   KUBELET_VERSION  the kubelet version (e.g. v1.32.9-eks-113cf36), used only when the
 #                    root has no kubelet to ask
-#   UNITS            the units to install and enable (default: kubelet.service)
+#   UNITS            the units to install (default: kubelet.service and eksboot's boot
+#                    units eksboot-config.service, eksboot-run.service)
+#   ENABLE           the units to enable (default: every unit of UNITS but
+#                    kubelet.service). kubelet.service stays disabled in the image, as
+#                    in the EKS AMI: the bootstrap enables and starts it once it is configured.
 set -eu
 umask 022
 
@@ -39,7 +43,21 @@ die() { printf '%s: error: %s\n' "$prog" "$*" >&2; exit 1; }
 [ -n "${UNITS_DIR:-}" ] || die "UNITS_DIR is not set (the folder with kubelet.service, assets/ in the repository)"
 [ -d "$UNITS_DIR" ] || die "UNITS_DIR $UNITS_DIR: no such folder"
 [ -d "$DESTDIR" ] || die "DESTDIR $DESTDIR: no such folder"
-units=${UNITS:-kubelet.service}
+units=${UNITS:-kubelet.service eksboot-config.service eksboot-run.service}
+if [ "${ENABLE+set}" = set ]; then
+	enable=$ENABLE
+else
+	enable=
+	for unit in $units; do
+		[ "$unit" = kubelet.service ] || enable="$enable $unit"
+	done
+fi
+for unit in $enable; do
+	case " $units " in
+	*" $unit "*) ;;
+	*) die "ENABLE names $unit, which UNITS does not install" ;;
+	esac
+done
 
 # root is DESTDIR without its trailing slash, so "$root/etc" is /etc when DESTDIR=/.
 root=${DESTDIR%/}
@@ -149,13 +167,20 @@ printf '%s\n' "$version" >"$tmpdir/kubelet-version.txt"
 install_file "$tmpdir/kubelet-version.txt" /etc/eks/kubelet-version.txt 0644
 say "kubelet version: $version (from $from)"
 
-# 4. The units, enabled the way `systemctl enable` does it: a link to the unit in
+# 4. The units; those in ENABLE enabled the way `systemctl enable` does it: a link to the unit in
 # <target>.wants/ (WantedBy=) or <target>.requires/ (RequiredBy=). systemctl is not
 # used because it may be missing on the build host of a staging root; the result is
 # the same links (the tests check this against `systemctl --root`).
 for unit in $units; do
 	src=$UNITS_DIR/$unit
 	install_file "$src" "/etc/systemd/system/$unit" 0644
+	case " $enable " in
+	*" $unit "*) ;;
+	*)
+		say "$unit: not enabled in the image (eksboot enables it at boot)"
+		continue
+		;;
+	esac
 	install=$(install_section "$src")
 	if [ -z "$install" ]; then
 		say "$unit: no [Install] section, nothing to enable"
@@ -169,7 +194,13 @@ for unit in $units; do
 		install_link "/etc/systemd/system/$unit" "/etc/systemd/system/$target.$dir/$unit"
 	done
 done
-# 5. No node state in the image: eksboot's cache of the cluster's endpoint and CA
+# 5. The folder for NodeConfig drop-ins that eksboot init merges after the user data.
+if [ ! -d "$root/etc/eks/eksboot.d" ]; then
+	mkdir -p "$root/etc/eks/eksboot.d"
+	say "/etc/eks/eksboot.d: created (NodeConfig drop-ins, merged after the user data)"
+fi
+
+# 6. No node state in the image: eksboot's cache of the cluster's endpoint and CA
 # (/var/lib/eksboot) belongs to one node; an image that carried it would make every
 # node launched from it start from a stale answer.
 if [ -e "$root/var/lib/eksboot" ]; then

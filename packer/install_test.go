@@ -51,7 +51,10 @@ func TestInstallTwice(t *testing.T) {
 		"install.sh: /etc/eks/bootstrap.sh: kept the original as /etc/eks/bootstrap.sh.orig",
 		"install.sh: /etc/eks/bootstrap.sh: linked to ../../usr/bin/eksboot",
 		"install.sh: kubelet version: Kubernetes v1.31.4-eks-0123456 (from " + root + "/usr/bin/kubelet --version)",
-		"install.sh: /etc/systemd/system/multi-user.target.wants/kubelet.service: linked to /etc/systemd/system/kubelet.service",
+		"install.sh: kubelet.service: not enabled in the image (eksboot enables it at boot)",
+		"install.sh: /etc/systemd/system/multi-user.target.wants/eksboot-config.service: linked to /etc/systemd/system/eksboot-config.service",
+		"install.sh: /etc/systemd/system/multi-user.target.wants/eksboot-run.service: linked to /etc/systemd/system/eksboot-run.service",
+		"install.sh: /etc/eks/eksboot.d: created",
 		"install.sh: /var/lib/eksboot: removed",
 	} {
 		if !strings.Contains(out, want) {

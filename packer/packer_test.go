@@ -63,9 +63,12 @@ func stagedTree(t *testing.T) map[string]string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	unit, err := os.ReadFile("../assets/kubelet.service")
-	if err != nil {
-		t.Fatal(err)
+	unit := func(name string) string {
+		b, err := os.ReadFile("../assets/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
 	}
 	return map[string]string{
 		"usr":                                "dir 0755",
@@ -77,9 +80,13 @@ func stagedTree(t *testing.T) map[string]string {
 		"etc/eks/kubelet-version.txt":        "file 0644 Kubernetes " + stagedKubelet + "\n",
 		"etc/systemd":                        "dir 0755",
 		"etc/systemd/system":                 "dir 0755",
-		"etc/systemd/system/kubelet.service": "file 0644 " + string(unit),
-		"etc/systemd/system/multi-user.target.wants":                 "dir 0755",
-		"etc/systemd/system/multi-user.target.wants/kubelet.service": "link -> /etc/systemd/system/kubelet.service",
+		"etc/eks/eksboot.d":                  "dir 0755",
+		"etc/systemd/system/kubelet.service": "file 0644 " + unit("kubelet.service"),
+		"etc/systemd/system/eksboot-config.service":                         "file 0644 " + unit("eksboot-config.service"),
+		"etc/systemd/system/eksboot-run.service":                            "file 0644 " + unit("eksboot-run.service"),
+		"etc/systemd/system/multi-user.target.wants":                        "dir 0755",
+		"etc/systemd/system/multi-user.target.wants/eksboot-config.service": "link -> /etc/systemd/system/eksboot-config.service",
+		"etc/systemd/system/multi-user.target.wants/eksboot-run.service":    "link -> /etc/systemd/system/eksboot-run.service",
 	}
 }
 
@@ -100,7 +107,7 @@ func TestStagingBuild(t *testing.T) {
 		root := filepath.Join(t.TempDir(), "root")
 		copyTree(t, staged, root)
 		// --root works on the folder alone: no D-Bus, no running systemd.
-		if code, out := command(t, ".", nil, "systemctl", "--root="+root, "enable", "kubelet.service"); code != 0 {
+		if code, out := command(t, ".", nil, "systemctl", "--root="+root, "enable", "eksboot-config.service", "eksboot-run.service"); code != 0 {
 			t.Fatalf("systemctl --root enable: exit %d:\n%s", code, out)
 		}
 		compareTrees(t, tree(t, root), tree(t, staged))
