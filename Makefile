@@ -33,7 +33,9 @@ FUZZ_TARGETS ?= bootstrap:FuzzParseValidate bootstrap:FuzzCA bootstrap:FuzzEndpo
 fuzz: ## Run each fuzz target for FUZZTIME (default 4s).
 	@set -eo pipefail; for t in $(FUZZ_TARGETS); do \
 	  echo "fuzz $${t%%:*} $${t##*:} for $(FUZZTIME)"; \
-	  $(NETNS) sh -c "ip link set lo up 2>/dev/null; CGO_ENABLED=0 exec $(GO) test ./$${t%%:*} -run '^\$$' -fuzz='^$${t##*:}\$$' -fuzztime=$(FUZZTIME)" | tail -n 2; \
+	  out=$$($(NETNS) sh -c "ip link set lo up 2>/dev/null; CGO_ENABLED=0 exec $(GO) test ./$${t%%:*} -run '^\$$' -fuzz='^$${t##*:}\$$' -fuzztime=$(FUZZTIME)" 2>&1) \
+	    || { printf '%s\n' "$$out"; echo "fuzz: $${t##*:} failed; the input is saved under $${t%%:*}/testdata/fuzz/$${t##*:}/"; exit 1; }; \
+	  printf '%s\n' "$$out" | tail -n 2; \
 	done
 
 .PHONY: build
