@@ -96,22 +96,46 @@ func runBootstrap(prog string, args []string, stdout, stderr io.Writer) int {
 		bootstrap.Usage(stdout, prog)
 		return exitOK
 	}
+	s, code := newSession(prog, o, stdout, stderr)
+	if s == nil {
+		return code
+	}
+	defer s.close()
+	return finish(prog, bootstrap.Run(s.ctx, o, s.env), s.log, stderr)
+}
+
+// session is what a command that configures a node needs: its logger, its root, a
+// context that SIGINT and SIGTERM cancel, and the bootstrap environment.
+type session struct {
+	log  *zap.Logger
+	ctx  context.Context
+	env  *bootstrap.Env
+	stop context.CancelFunc
+}
+
+// newSession sets up a session for the options o. A bad --log-format or --root gets
+// one line on stderr and a nil session with exitUsage.
+func newSession(prog string, o bootstrap.Options, stdout, stderr io.Writer) (*session, int) {
 	log, err := newLogger(o.LogFormat, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
-		return exitUsage
+		return nil, exitUsage
 	}
-	defer func() { _ = log.Sync() }()
 	root, err := rootfs.New(o.Root)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: --root: %v\n", prog, err)
-		return exitUsage
+		return nil, exitUsage
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	env := bootstrap.DefaultEnv(root, log, stdout, stderr)
 	envHook(env)
-	return finish(prog, bootstrap.Run(ctx, o, env), log, stderr)
+	return &session{log: log, ctx: ctx, env: env, stop: stop}, exitOK
+}
+
+// close releases the signal handler and flushes the log.
+func (s *session) close() {
+	s.stop()
+	_ = s.log.Sync()
 }
 
 // finish reports err as one line and returns the exit status for it.

@@ -5,16 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/eksboot/eksboot/bootstrap"
 	"github.com/eksboot/eksboot/imds"
-	"github.com/eksboot/eksboot/rootfs"
 	"github.com/eksboot/eksboot/userdata"
 )
 
@@ -68,21 +64,12 @@ func runInit(prog string, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s: --phase %q: want all, config or run, and no arguments (see --help)\n", prog, phase)
 		return exitUsage
 	}
-	log, err := newLogger(base.LogFormat, stderr)
-	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
-		return exitUsage
+	s, code := newSession(prog, base, stdout, stderr)
+	if s == nil {
+		return code
 	}
-	defer func() { _ = log.Sync() }()
-	root, err := rootfs.New(base.Root)
-	if err != nil {
-		fmt.Fprintf(stderr, "%s: --root: %v\n", prog, err)
-		return exitUsage
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	env := bootstrap.DefaultEnv(root, log, stdout, stderr)
-	envHook(env)
+	defer s.close()
+	ctx, env, log := s.ctx, s.env, s.log
 
 	req, ok, err := initRequest(ctx, base, env)
 	if err != nil {
