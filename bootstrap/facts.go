@@ -76,8 +76,9 @@ func gatherFacts(ctx context.Context, c *Config, o *Options, env *Env) (*Facts, 
 	if f.KubeletVersion, err = kubeletVersion(ctx, o.KubeletVersion, env); err != nil {
 		return nil, err
 	}
-	if !f.KubeletVersion.atLeast(1, 24) {
-		return nil, fmt.Errorf("kubelet %s: eksboot supports Kubernetes 1.24 and later (containerd only)", f.KubeletVersion)
+	if !f.KubeletVersion.atLeast(1, 24) && !c.ContainerdChosen {
+		// bootstrap.sh's default below 1.24 is dockerd, which eksboot does not drive.
+		return nil, &UsageError{msg: fmt.Sprintf("kubelet %s: below Kubernetes 1.24 bootstrap.sh's default runtime is dockerd, which eksboot does not support; pass --container-runtime containerd", f.KubeletVersion)}
 	}
 	if err := readNodeFiles(c, env, f); err != nil {
 		return nil, err

@@ -173,3 +173,23 @@ func TestRootCheck(t *testing.T) {
 		t.Fatalf("dry run: err = %v, IMDS read %v; want it past the root check", err, read)
 	}
 }
+
+// TestOldKubelet: below 1.24 bootstrap.sh defaulted to dockerd; eksboot asks for
+// --container-runtime containerd, and with it configures the node (kubeAPIQPS and
+// kubeAPIBurst as bootstrap.sh sets them for 1.22-1.26).
+func TestOldKubelet(t *testing.T) {
+	c := base(t)
+	c.KubeletVersion = "v1.23.17-eks-0123456"
+	_, err := runCase(t, c, zap.NewNop())
+	var ue *UsageError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "--container-runtime containerd") {
+		t.Fatalf("err = %v, want a usage error asking for --container-runtime containerd", err)
+	}
+	c.Args = append(c.Args, "--container-runtime", "containerd")
+	dir, err := runCase(t, c, zap.NewNop())
+	must(t, err)
+	k := kubeletConfig(t, dir)
+	if k["kubeAPIQPS"] != 10.0 || k["kubeAPIBurst"] != 20.0 {
+		t.Errorf("kubeAPIQPS %v, kubeAPIBurst %v; want 10 and 20", k["kubeAPIQPS"], k["kubeAPIBurst"])
+	}
+}

@@ -32,6 +32,7 @@ type Config struct {
 	MountBPFFS            bool
 	LocalDisks            string // "" or mount, raid0, raid10, none
 	ReservedCPUs          bool   // --reserved-cpus is among the extra args
+	ContainerdChosen      bool   // --container-runtime containerd was given (needed below 1.24)
 	// MaxPodsMode and MaxPods say how max pods is worked out (maxpods.go).
 	MaxPodsMode string
 	MaxPods     maxpods.Options
@@ -132,6 +133,7 @@ func Validate(o Options) (*Config, error) {
 		bad("PAUSE_CONTAINER_IMAGE %q: want an image repository without a tag, such as registry.example.com/eks/pause", o.PauseContainerImage)
 	}
 
+	c.ContainerdChosen = o.ContainerRuntime == "containerd"
 	switch rt := o.ContainerRuntime; rt {
 	case "", "containerd":
 	case "dockerd":
