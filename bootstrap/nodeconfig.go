@@ -18,6 +18,9 @@ type Extra struct {
 	// KubeletConfig is merged onto the computed kubelet-config.json (a partial
 	// KubeletConfiguration, strictly checked against the upstream type).
 	KubeletConfig map[string]any
+	// ContainerdConfig is spec.containerd.config: partial containerd TOML merged onto
+	// the node's config.toml.
+	ContainerdConfig string
 	// RestartAll restarts containerd and kubelet even when no file changed: the run
 	// phase after a config phase that already wrote the files.
 	RestartAll bool
@@ -32,6 +35,7 @@ func (x *Extra) apply(c *Config) {
 		return
 	}
 	c.KubeletConfigOverlay = x.KubeletConfig
+	c.ContainerdOverlay = x.ContainerdConfig
 	if n, ok := x.KubeletConfig["maxPods"].(float64); ok && n > 0 && c.ExtraArgsMaxPods == 0 {
 		c.ExtraArgsMaxPods = int(n)
 	}
@@ -69,9 +73,7 @@ func NodeConfigOptions(nc *userdata.NodeConfig, base Options) (Options, Extra, e
 		o.ServiceIPv4CIDR = s.Cluster.CIDR
 	}
 
-	if s.Containerd.Config != "" {
-		unsupported("spec.containerd.config")
-	}
+	x.ContainerdConfig = s.Containerd.Config
 	if len(s.Containerd.BaseRuntimeSpec) > 0 {
 		unsupported("spec.containerd.baseRuntimeSpec")
 	}

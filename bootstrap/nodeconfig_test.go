@@ -43,14 +43,14 @@ func TestNodeConfigOptionsUnsupported(t *testing.T) {
 	yes := true
 	nc := &userdata.NodeConfig{Spec: userdata.Spec{
 		Cluster:      userdata.Cluster{EnableOutpost: &yes},
-		Containerd:   userdata.Containerd{Config: "[x]"},
+		Containerd:   userdata.Containerd{BaseRuntimeSpec: map[string]any{"process": map[string]any{}}},
 		Instance:     userdata.Instance{LocalStorage: userdata.LocalStorage{Strategy: "RAID5"}, Environment: map[string]map[string]string{"default": {"A": "b"}}},
 		Kubelet:      userdata.Kubelet{MaxPodsExpression: "max_pods"},
 		FeatureGates: map[string]bool{"InstanceIdNodeName": true},
 	}}
 	_, _, err := NodeConfigOptions(nc, Options{})
 	want := "spec.cluster.enableOutpost: not supported by eksboot yet (see docs/compat.md); " +
-		"spec.containerd.config: not supported by eksboot yet (see docs/compat.md); " +
+		"spec.containerd.baseRuntimeSpec: not supported by eksboot yet (see docs/compat.md); " +
 		`spec.instance.localStorage.strategy: "RAID5", want RAID0, RAID10 or Mount; ` +
 		"spec.instance.environment: not supported by eksboot yet (see docs/compat.md); " +
 		"spec.featureGates.InstanceIdNodeName: not supported by eksboot yet (see docs/compat.md); " +

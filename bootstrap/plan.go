@@ -82,11 +82,16 @@ func Compute(c *Config, f *Facts) (*Node, error) {
 		return nil, err
 	}
 
+	containerd, err := kubeletconf.MergeContainerdConfig(string(kubeletconf.ContainerdConfig(f.ContainerdTemplate, n.PauseImage)), c.ContainerdOverlay)
+	if err != nil {
+		return nil, fmt.Errorf("spec.containerd.config: %w", err) // the overlay's only source
+	}
+
 	n.Files = []rootfs.File{
 		{Path: pathCA, Data: c.CA, Mode: 0o644, Secret: true},
 		{Path: pathKubeconfig, Data: kubeconfig, Mode: 0o644},
 		{Path: pathKubeletConfig, Data: kubeletJSON, Mode: 0o644},
-		{Path: pathContainerdConfig, Data: kubeletconf.ContainerdConfig(f.ContainerdTemplate, n.PauseImage), Mode: 0o644},
+		{Path: pathContainerdConfig, Data: containerd, Mode: 0o644},
 		{Path: pathKubeletUnit, Data: assets.KubeletService, Mode: 0o644},
 		{Path: pathArgsDropIn, Data: argsDropIn, Mode: 0o644},
 	}

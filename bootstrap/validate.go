@@ -33,6 +33,9 @@ type Config struct {
 	LocalDisks            string // "" or mount, raid0, raid10, none
 	ReservedCPUs          bool   // --reserved-cpus is among the extra args
 	ContainerdChosen      bool   // --container-runtime containerd was given (needed below 1.24)
+	// ContainerdOverlay is partial containerd TOML (NodeConfig's spec.containerd.config)
+	// merged onto config.toml.
+	ContainerdOverlay string
 	// MaxPodsMode and MaxPods say how max pods is worked out (maxpods.go).
 	MaxPodsMode string
 	MaxPods     maxpods.Options

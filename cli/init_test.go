@@ -176,3 +176,33 @@ func TestInitKubeReservedFromEffectiveMaxPods(t *testing.T) {
 		})
 	}
 }
+
+// TestInitContainerdConfig: spec.containerd.config is merged onto the node's
+// config.toml (its tables key by key), and bad TOML stops the run naming the field.
+func TestInitContainerdConfig(t *testing.T) {
+	offline(t)
+	dropIn := "apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec:\n  containerd:\n    config: |\n" +
+		"      [plugins.\"io.containerd.grpc.v1.cri\".registry.mirrors.\"docker.io\"]\n" +
+		"      endpoint = [\"https://mirror.example.com\"]\n"
+	code, stderr, dir := initWith(t, nodeConfig(t, "10-nodeadm-plain-nodeconfig.userdata"), map[string]string{"50-mirror.yaml": dropIn})
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	tree, err := readTree(dir)
+	must(t, err)
+	conf := string(tree["/etc/containerd/config.toml"])
+	for _, want := range []string{"https://mirror.example.com", `sandbox_image = '602401143452.dkr.ecr.us-west-2.amazonaws.com/eks/pause:3.5'`, "SystemdCgroup = true"} {
+		if !strings.Contains(conf, want) {
+			t.Errorf("config.toml lacks %s:\n%s", want, conf)
+		}
+	}
+
+	bad := "apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec:\n  containerd:\n    config: \"[plugins\\nx = \"\n"
+	code, stderr, dir = initWith(t, nodeConfig(t, "10-nodeadm-plain-nodeconfig.userdata"), map[string]string{"50-bad.yaml": bad})
+	if code != 1 || !strings.Contains(stderr, "spec.containerd.config: not valid TOML") {
+		t.Errorf("bad TOML: exit %d\n%s", code, stderr)
+	}
+	if tree, _ := readTree(dir); len(tree) != 1 { // only the drop-in itself
+		t.Errorf("bad TOML wrote files: %d", len(tree))
+	}
+}
