@@ -113,10 +113,10 @@ func write(env *Env, n *Node, changes []rootfs.Change) error {
 			return err
 		}
 	}
+	if err := env.Root.Apply(changes); err != nil {
+		return err
+	}
 	for _, c := range changes {
-		if err := env.Root.Apply([]rootfs.Change{c}); err != nil {
-			return err
-		}
 		verb := "wrote"
 		if c.Remove {
 			verb = "removed"

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 )
 
 // File is a file that eksboot owns on the node: its node path, its full content and its
@@ -92,21 +93,35 @@ func (r *Root) current(p string) ([]byte, fs.FileMode, error) {
 	return data, st.Mode().Perm(), nil
 }
 
-// Apply carries out the changes in order, each one atomically. It stops at the first
-// error; the files already changed stay changed, each one whole.
+// Apply carries out the changes, each one atomically, all at once: every file is
+// written to its temporary file, synced and renamed in parallel, then each directory
+// that changed is synced once, so the renames survive a crash. An error leaves every
+// file either as it was or entirely new; the errors of all failed changes are joined.
 func (r *Root) Apply(changes []Change) error {
-	for _, c := range changes {
-		var err error
-		if c.Remove {
-			err = r.remove(c.Path)
-		} else {
-			err = r.WriteFile(c.Path, c.New, c.Mode)
+	dirs := make([]string, len(changes))
+	errs := make([]error, len(changes))
+	var wg sync.WaitGroup
+	for i, c := range changes {
+		wg.Go(func() {
+			if c.Remove {
+				dirs[i], errs[i] = r.removeFile(c.Path)
+			} else {
+				dirs[i], errs[i] = r.replace(c.Path, c.New, c.Mode)
+			}
+		})
+	}
+	wg.Wait()
+	synced := map[string]bool{}
+	for i, dir := range dirs {
+		if dir == "" || synced[dir] {
+			continue
 		}
-		if err != nil {
-			return err
+		synced[dir] = true
+		if err := syncDir(dir, changes[i].Path); err != nil {
+			errs = append(errs, err)
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // WriteFile replaces the node file p with data atomically: the data goes to a
@@ -114,18 +129,28 @@ func (r *Root) Apply(changes []Change) error {
 // p; then the directory is synced so the rename survives a crash. Missing parent
 // directories are created with mode 0755.
 func (r *Root) WriteFile(p string, data []byte, mode fs.FileMode) error {
-	hp, err := r.Resolve(p)
+	dir, err := r.replace(p, data, mode)
 	if err != nil {
 		return err
 	}
+	return syncDir(dir, p)
+}
+
+// replace is WriteFile without the sync of the directory, which it returns (as a host
+// path) for the caller to sync.
+func (r *Root) replace(p string, data []byte, mode fs.FileMode) (string, error) {
+	hp, err := r.Resolve(p)
+	if err != nil {
+		return "", err
+	}
 	dir := filepath.Dir(hp)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("write %s: %w", p, err)
+		return "", fmt.Errorf("write %s: %w", p, err)
 	}
 	removeStaleTemps(dir, filepath.Base(hp))
 	tmp, err := os.CreateTemp(dir, tempPrefix(filepath.Base(hp))+"*")
 	if err != nil {
-		return fmt.Errorf("write %s: %w", p, err)
+		return "", fmt.Errorf("write %s: %w", p, err)
 	}
 	committed := false
 	defer func() {
@@ -135,34 +160,39 @@ func (r *Root) WriteFile(p string, data []byte, mode fs.FileMode) error {
 		}
 	}()
 	if _, err := tmp.Write(data); err != nil {
-		return fmt.Errorf("write %s: %w", p, err)
+		return "", fmt.Errorf("write %s: %w", p, err)
 	}
 	if err := tmp.Chmod(mode.Perm()); err != nil {
-		return fmt.Errorf("write %s: %w", p, err)
+		return "", fmt.Errorf("write %s: %w", p, err)
 	}
 	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("write %s: sync: %w", p, err)
+		return "", fmt.Errorf("write %s: sync: %w", p, err)
 	}
 	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", p, err)
+		return "", fmt.Errorf("write %s: %w", p, err)
 	}
 	if err := os.Rename(tmp.Name(), hp); err != nil {
-		return fmt.Errorf("write %s: %w", p, err)
+		return "", fmt.Errorf("write %s: %w", p, err)
 	}
 	committed = true
-	return syncDir(dir, p)
+	return dir, nil
 }
 
-// remove deletes the node file p and syncs its directory.
-func (r *Root) remove(p string) error {
+// removeFile deletes the node file p and returns its directory for the caller to
+// sync (nothing to sync when the file was already gone).
+func (r *Root) removeFile(p string) (string, error) {
 	hp, err := r.Resolve(p)
 	if err != nil {
-		return err
+		return "", err
 	}
-	if err := os.Remove(hp); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("remove %s: %w", p, err)
+	err = os.Remove(hp)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
 	}
-	return syncDir(filepath.Dir(hp), p)
+	if err != nil {
+		return "", fmt.Errorf("remove %s: %w", p, err)
+	}
+	return filepath.Dir(hp), nil
 }
 
 // MkdirAll creates the node directory p and its parents with mode 0755.
