@@ -140,3 +140,20 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+func TestApplyReportsEveryFailure(t *testing.T) {
+	r := newRoot(t)
+	must(t, os.WriteFile(filepath.Join(r.Dir(), "blocker"), []byte("a file, not a folder"), 0o644))
+	changes := []Change{
+		{Path: "/etc/ok", New: []byte("ok\n"), Mode: 0o644},
+		{Path: "/blocker/one", New: []byte("x"), Mode: 0o644},
+		{Path: "/blocker/two", New: []byte("y"), Mode: 0o644},
+	}
+	err := r.Apply(changes)
+	if err == nil || !strings.Contains(err.Error(), "/blocker/one") || !strings.Contains(err.Error(), "/blocker/two") {
+		t.Fatalf("err = %v, want both failed writes named", err)
+	}
+	if b, err := os.ReadFile(filepath.Join(r.Dir(), "etc/ok")); err != nil || string(b) != "ok\n" {
+		t.Errorf("the good file: %q, %v", b, err)
+	}
+}
