@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/eksboot/eksboot/internal/testtools"
 )
 
 // TestUnitsVerify runs systemd-analyze verify on the eksboot units. verify also
@@ -14,12 +16,7 @@ import (
 // /bin/true in the copies; everything else is verified as shipped. Warnings (unknown
 // keys, bad values) fail the test too: systemd only ignores them.
 func TestUnitsVerify(t *testing.T) {
-	if _, err := exec.LookPath("systemd-analyze"); err != nil {
-		if os.Getenv("EKSBOOT_REQUIRE_TOOLS") == "1" {
-			t.Fatal("systemd-analyze is missing and EKSBOOT_REQUIRE_TOOLS=1")
-		}
-		t.Skip("systemd-analyze is missing")
-	}
+	testtools.Require(t, "systemd-analyze")
 	dir := t.TempDir()
 	units := map[string][]byte{"eksboot-config.service": EksbootConfigService, "eksboot-run.service": EksbootRunService}
 	var paths []string

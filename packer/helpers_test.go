@@ -11,28 +11,15 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/eksboot/eksboot/internal/testtools"
 )
 
 // binary is the static eksboot binary built once for the package's tests.
 var binary string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "eksboot-packer-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binary = filepath.Join(dir, "eksboot")
-	build := exec.Command("go", "build", "-o", binary, "../cmd/eksboot")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	testtools.MainWithEksboot(m, "../cmd/eksboot", &binary)
 }
 
 // needTools skips the test when a tool is missing, unless EKSBOOT_REQUIRE_TOOLS=1
@@ -40,12 +27,7 @@ func TestMain(m *testing.M) {
 func needTools(t *testing.T, tools ...string) {
 	t.Helper()
 	for _, tool := range tools {
-		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("EKSBOOT_REQUIRE_TOOLS") == "1" {
-				t.Fatalf("%s is not installed and EKSBOOT_REQUIRE_TOOLS=1: %v", tool, err)
-			}
-			t.Skipf("%s is not installed (apt-get install %s; EKSBOOT_REQUIRE_TOOLS=1 makes this a failure)", tool, tool)
-		}
+		testtools.Require(t, tool)
 	}
 }
 

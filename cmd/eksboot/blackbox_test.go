@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/eksboot/eksboot/internal/goldencase"
+	"github.com/eksboot/eksboot/internal/testtools"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/blackbox from what the binary writes")
@@ -29,21 +30,7 @@ var binary string
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	dir, err := os.MkdirTemp("", "eksboot-blackbox-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binary = filepath.Join(dir, "eksboot")
-	build := exec.Command("go", "build", "-o", binary, ".")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	testtools.MainWithEksboot(m, ".", &binary)
 }
 
 // TestStatic checks the binary needs no dynamic loader (it runs on any node image).

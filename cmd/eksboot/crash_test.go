@@ -9,21 +9,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-)
 
-// requireTool returns the path of a tool the test needs, skipping when it is missing
-// unless EKSBOOT_REQUIRE_TOOLS=1 (set by CI), where a missing tool is a failure.
-func requireTool(t *testing.T, name string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("EKSBOOT_REQUIRE_TOOLS") == "1" {
-			t.Fatalf("%s is missing and EKSBOOT_REQUIRE_TOOLS=1", name)
-		}
-		t.Skipf("%s is missing", name)
-	}
-	return p
-}
+	"github.com/eksboot/eksboot/internal/testtools"
+)
 
 // copyTree copies the regular files of src into a new temporary directory.
 func copyTree(t *testing.T, files map[string]string) string {
@@ -59,7 +47,7 @@ func killed(ps *os.ProcessState) bool {
 // strace), then checks that every file it owns is either entirely the old version or
 // entirely the new one, and that a rerun completes the node.
 func TestCrashConsistency(t *testing.T) {
-	strace := requireTool(t, "strace")
+	strace := testtools.Require(t, "strace")
 
 	// The old node: extra args, another DNS address, pause tag and cluster name, so
 	// that every file but the CA changes; the new node loses 30-kubelet-extra-args.conf
