@@ -173,11 +173,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.inflight++
 	hung := s.hang[key]
 	fault, faulty := s.nextFault(key)
-	if faulty && fault.Kind == FaultHang {
+	switch {
+	case faulty && fault.Kind == FaultHang:
 		hung = true
 		s.reqs = append(s.reqs, Request{Method: r.Method, Path: path, Fault: fault.String()})
-	} else if hung {
+	case hung:
 		s.reqs = append(s.reqs, Request{Method: r.Method, Path: path})
+	case faulty && fault.Kind == FaultClose:
+		// Logged before the connection closes: the client sees the close at once
+		// and retries, and its retry can be answered (and the log read) before
+		// this handler would get to log after the close.
+		s.reqs = append(s.reqs, Request{Method: r.Method, Path: path, Fault: fault.String()})
 	}
 	s.mu.Unlock()
 	defer s.finished()
@@ -191,9 +197,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	var status int
 	var note string
-	if faulty {
+	switch {
+	case faulty && fault.Kind == FaultClose:
+		s.misbehave(w, r, fault, path, key)
+		return
+	case faulty:
 		status, note = s.misbehave(w, r, fault, path, key), fault.String()
-	} else {
+	default:
 		status = s.answer(w, r, path, key)
 	}
 	s.mu.Lock()
