@@ -27,7 +27,7 @@ test: check check-generated ## gofmt, go vet, every test (real systemd over D-Bu
 # Inputs that find something new land in Go's cache; copy them to the package's
 # testdata/fuzz/<Target>/ to keep them as seeds.
 FUZZTIME ?= 4s
-FUZZ_TARGETS ?= bootstrap:FuzzParseValidate bootstrap:FuzzCA bootstrap:FuzzEndpoint kubeletconf:FuzzEnvDropIn userdata:FuzzParse userdata:FuzzFindBootstrapCall
+FUZZ_TARGETS ?= bootstrap:FuzzParseValidate bootstrap:FuzzCA bootstrap:FuzzEndpoint kubeletconf:FuzzEnvDropIn kubeletconf:FuzzQuantity userdata:FuzzParse userdata:FuzzFindBootstrapCall
 
 .PHONY: fuzz
 fuzz: ## Run each fuzz target for FUZZTIME (default 4s).
@@ -71,12 +71,12 @@ parity: ## Compare with bootstrap.sh's golden outputs (needs ../shared, root).
 	../shared/tools/parity/run
 
 .PHONY: generate
-generate: ## Regenerate maxpods/zz_generated_table.go from assets/eni-limits.csv and assets/eni-max-pods.txt.
-	CGO_ENABLED=0 $(GO) generate ./maxpods
+generate: ## Regenerate maxpods/zz_generated_table.go (from assets/) and kubeletconf/zz_generated_types.go (from k8s.io/kubelet).
+	CGO_ENABLED=0 $(GO) generate ./maxpods ./kubeletconf
 
 .PHONY: check-generated
-check-generated: ## Fail when maxpods/zz_generated_table.go is stale (make generate refreshes it).
-	CGO_ENABLED=0 $(GO) test -count=1 -run '^TestGeneratedFileIsFresh$$' ./maxpods/internal/gen
+check-generated: ## Fail when a generated file is stale (make generate refreshes them).
+	CGO_ENABLED=0 $(GO) test -count=1 -run '^TestGeneratedFileIsFresh$$' ./maxpods/internal/gen ./kubeletconf/internal/typegen
 
 # Runs of the release binary per command in BenchmarkProcess.
 BENCH_RUNS ?= 50

@@ -10,9 +10,6 @@ import (
 	"strconv"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
-
 	"github.com/eksboot/eksboot/assets"
 )
 
@@ -91,7 +88,7 @@ func EvictionHard() map[string]string {
 // Build returns the kubelet configuration for in: the AMI template
 // (assets.KubeletConfig) with bootstrap.sh's edits applied. It is
 // BuildFromTemplate(assets.KubeletConfig, in).
-func Build(in Input) (*kubeletv1beta1.KubeletConfiguration, error) {
+func Build(in Input) (*KubeletConfiguration, error) {
 	return BuildFromTemplate(assets.KubeletConfig, in)
 }
 
@@ -109,12 +106,12 @@ func Build(in Input) (*kubeletv1beta1.KubeletConfiguration, error) {
 //   - cgroupDriver = systemd, and the reserved cgroups if in.ReservedCgroups.
 //
 // Every invalid input field is reported, joined in one error.
-func BuildFromTemplate(template []byte, in Input) (*kubeletv1beta1.KubeletConfiguration, error) {
+func BuildFromTemplate(template []byte, in Input) (*KubeletConfiguration, error) {
 	version, err := in.validate()
 	if err != nil {
 		return nil, err
 	}
-	cfg := &kubeletv1beta1.KubeletConfiguration{}
+	cfg := &KubeletConfiguration{}
 	dec := json.NewDecoder(bytes.NewReader(template))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(cfg); err != nil {
@@ -148,8 +145,8 @@ func BuildFromTemplate(template []byte, in Input) (*kubeletv1beta1.KubeletConfig
 		cfg.KubeReservedCgroup = KubeReservedCgroup
 	}
 	if in.ShutdownGracePeriod > 0 {
-		cfg.ShutdownGracePeriod = metav1.Duration{Duration: in.ShutdownGracePeriod}
-		cfg.ShutdownGracePeriodCriticalPods = metav1.Duration{Duration: in.ShutdownGracePeriodCriticalPods}
+		cfg.ShutdownGracePeriod = Duration{Duration: in.ShutdownGracePeriod}
+		cfg.ShutdownGracePeriodCriticalPods = Duration{Duration: in.ShutdownGracePeriodCriticalPods}
 	}
 	return cfg, nil
 }

@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
-
-	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 )
 
 // Marshal renders cfg as kubelet-config.json: 2-space indented JSON with a trailing
@@ -23,15 +21,20 @@ import (
 // holds its zero value, at any depth, and every nil pointer. A non-nil pointer is
 // written even when it points to a zero value: "anonymous": {"enabled": false} and
 // "serializeImagePulls": false are settings, not noise. Values of types that
-// implement json.Marshaler or encoding.TextMarshaler (metav1.Duration,
-// resource.Quantity, ...) are written by their own marshaler, without HTML
+// implement json.Marshaler or encoding.TextMarshaler (Duration,
+// Quantity, ...) are written by their own marshaler, without HTML
 // escaping.
-func Marshal(cfg *kubeletv1beta1.KubeletConfiguration) ([]byte, error) {
+func Marshal(cfg *KubeletConfiguration) ([]byte, error) {
 	if cfg == nil {
 		return nil, errors.New("kubelet configuration is nil")
 	}
+	return marshalStruct(reflect.ValueOf(cfg).Elem())
+}
+
+// marshalStruct is Marshal for any struct value (the tests give it upstream types).
+func marshalStruct(v reflect.Value) ([]byte, error) {
 	var compact bytes.Buffer
-	if err := encodeValue(&compact, reflect.ValueOf(cfg).Elem()); err != nil {
+	if err := encodeValue(&compact, v); err != nil {
 		return nil, fmt.Errorf("encoding kubelet configuration: %w", err)
 	}
 	var out bytes.Buffer

@@ -9,14 +9,12 @@ import (
 	"time"
 
 	"github.com/eksboot/eksboot/assets"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 )
 
 // decodeTemplate decodes the AMI template as it is, without bootstrap.sh's edits.
-func decodeTemplate(t *testing.T) *kubeletv1beta1.KubeletConfiguration {
+func decodeTemplate(t *testing.T) *KubeletConfiguration {
 	t.Helper()
-	cfg := &kubeletv1beta1.KubeletConfiguration{}
+	cfg := &KubeletConfiguration{}
 	if err := json.Unmarshal(assets.KubeletConfig, cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -79,14 +77,14 @@ func TestMarshalRoundTrip(t *testing.T) {
 	extra := decodeTemplate(t)
 	extra.KubeAPIQPS = &zero
 	extra.EnableServer = &no
-	extra.ShutdownGracePeriodByPodPriority = []kubeletv1beta1.ShutdownGracePeriodByPodPriority{
+	extra.ShutdownGracePeriodByPodPriority = []ShutdownGracePeriodByPodPriority{
 		{Priority: 0, ShutdownGracePeriodSeconds: 30},
 		{Priority: 100000, ShutdownGracePeriodSeconds: 0},
 	}
-	extra.ShutdownGracePeriod = metav1.Duration{Duration: 90 * time.Second}
+	extra.ShutdownGracePeriod = Duration{Duration: 90 * time.Second}
 	extra.EvictionHard = map[string]string{"memory.available": "<100Mi&>"}
 
-	configs := map[string]*kubeletv1beta1.KubeletConfiguration{"extra": extra, "template": decodeTemplate(t)}
+	configs := map[string]*KubeletConfiguration{"extra": extra, "template": decodeTemplate(t)}
 	for _, c := range goldenCases {
 		cfg, err := Build(c.input())
 		if err != nil {
@@ -100,7 +98,7 @@ func TestMarshalRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			back := &kubeletv1beta1.KubeletConfiguration{}
+			back := &KubeletConfiguration{}
 			dec := json.NewDecoder(bytes.NewReader(out))
 			dec.DisallowUnknownFields()
 			if err := dec.Decode(back); err != nil {

@@ -4,15 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-
-	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 )
 
 // Overlay merges a partial KubeletConfiguration (a NodeConfig's spec.kubelet.config)
 // onto cfg as nodeadm does: objects merge key by key, everything else is replaced.
 // The result is decoded strictly into the upstream v1beta1 type, so an unknown field
 // or a value of the wrong type is an error naming the field. It is pure.
-func Overlay(cfg *kubeletv1beta1.KubeletConfiguration, overlay map[string]any) (*kubeletv1beta1.KubeletConfiguration, error) {
+func Overlay(cfg *KubeletConfiguration, overlay map[string]any) (*KubeletConfiguration, error) {
 	if len(overlay) == 0 {
 		return cfg, nil
 	}
@@ -30,7 +28,7 @@ func Overlay(cfg *kubeletv1beta1.KubeletConfiguration, overlay map[string]any) (
 	}
 	dec := json.NewDecoder(bytes.NewReader(merged))
 	dec.DisallowUnknownFields()
-	var out kubeletv1beta1.KubeletConfiguration
+	var out KubeletConfiguration
 	if err := dec.Decode(&out); err != nil {
 		return nil, fmt.Errorf("kubelet config overlay: %w", err)
 	}

@@ -33,7 +33,7 @@ func TestOverlay(t *testing.T) {
 		{"wrong type", map[string]any{"maxPods": "many"}, nil, "kubelet config overlay: json: cannot unmarshal string into Go struct field KubeletConfiguration.maxPods of type int32"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg, err := Overlay(base.DeepCopy(), tc.overlay)
+			cfg, err := Overlay(base, tc.overlay)
 			if tc.wantErr != "" {
 				if err == nil || err.Error() != tc.wantErr {
 					t.Fatalf("error %v, want %s", err, tc.wantErr)

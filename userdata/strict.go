@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
+	"github.com/eksboot/eksboot/kubeletconf"
 )
 
 func typeOf[T any]() reflect.Type { return reflect.TypeFor[T]() }
@@ -22,7 +22,7 @@ var (
 // v1beta1 type: unknown fields and values of the wrong JSON type are appended to errs
 // with their path under at.
 func CheckKubeletConfig(c map[string]any, at string, errs Errors) Errors {
-	return checkFields(c, typeOf[kubeletv1beta1.KubeletConfiguration](), at, errs)
+	return checkFields(c, typeOf[kubeletconf.KubeletConfiguration](), at, errs)
 }
 
 // checkFields walks v (decoded JSON) against the Go type t by its json tags and
