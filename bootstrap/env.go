@@ -12,6 +12,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/eksboot/eksboot/awsconf"
 	"github.com/eksboot/eksboot/ec2api"
 	"github.com/eksboot/eksboot/eksapi"
 	"github.com/eksboot/eksboot/imds"
@@ -62,14 +63,14 @@ func DefaultEnv(root *rootfs.Root, log *zap.Logger, stdout, stderr io.Writer) *E
 		Getenv: os.Getenv,
 		IMDS:   imds.Fetch,
 		EC2: func(ctx context.Context, region, imdsEndpoint string) (ec2api.API, error) {
-			cfg, err := ec2api.LoadConfig(ctx, region, imdsEndpoint)
+			cfg, err := ec2api.LoadConfig(region, imdsEndpoint)
 			if err != nil {
 				return nil, err
 			}
 			return ec2api.New(cfg), nil
 		},
 		EKS: func(ctx context.Context, region, imdsEndpoint string) (eksapi.API, error) {
-			cfg, err := ec2api.LoadConfig(ctx, region, imdsEndpoint)
+			cfg, err := awsconf.Load(awsconf.Options{Region: region, IMDSEndpoint: imdsEndpoint})
 			if err != nil {
 				return nil, err
 			}

@@ -124,7 +124,7 @@ func TestBootStorm(t *testing.T) {
 			return imds.Fetch(ctx, o)
 		}
 		env.EC2 = func(ctx context.Context, region, imdsEndpoint string) (ec2api.API, error) {
-			cfg, err := ec2api.LoadConfig(ctx, region, imdsEndpoint)
+			cfg, err := ec2api.LoadConfig(region, imdsEndpoint)
 			if err != nil {
 				return nil, err
 			}

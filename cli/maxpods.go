@@ -154,7 +154,7 @@ func runMaxPods(prog string, args []string, stdout, stderr io.Writer) int {
 	req.Describe = func(ctx context.Context, t string) (maxpods.TypeInfo, error) {
 		ctx, cancel := context.WithTimeout(ctx, ec2Timeout)
 		defer cancel()
-		cfg, err := ec2api.LoadConfig(ctx, region, endpoint)
+		cfg, err := ec2api.LoadConfig(region, endpoint)
 		if err != nil {
 			return maxpods.TypeInfo{}, err
 		}

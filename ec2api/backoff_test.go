@@ -53,7 +53,7 @@ func TestThrottleRetryerDelays(t *testing.T) {
 // and fails naming RequestLimitExceeded.
 func TestThrottledCallAttempts(t *testing.T) {
 	srv, _ := newFake(t)
-	cfg, err := LoadConfig(context.Background(), "us-west-2", "")
+	cfg, err := LoadConfig("us-west-2", "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,10 +11,9 @@ import (
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/aws/retry"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 
+	"github.com/eksboot/eksboot/awsconf"
 	"github.com/eksboot/eksboot/maxpods"
 )
 
@@ -46,27 +45,15 @@ type Client struct {
 
 var _ API = (*Client)(nil)
 
-// LoadConfig builds the AWS config for region: the SDK's default chain
-// (config.LoadDefaultConfig) with region, a standard retryer bounded to MaxAttempts
-// attempts per call, and, when imdsEndpoint is not empty, that IMDS endpoint for the
-// instance-profile credential provider (so it uses the same IMDS as the rest of
-// eksboot). The SDK's endpoint variables (AWS_ENDPOINT_URL_EC2, AWS_ENDPOINT_URL) and
-// credential variables are honoured. An empty region leaves the SDK's own region
-// resolution (AWS_REGION, shared config). Nothing is sent until a call is made; give
-// each call a ctx with a deadline.
-func LoadConfig(ctx context.Context, region, imdsEndpoint string) (aws.Config, error) {
-	opts := []func(*config.LoadOptions) error{
-		config.WithRegion(region),
-		config.WithRetryer(func() aws.Retryer {
-			return retry.NewStandard(func(o *retry.StandardOptions) { o.MaxAttempts = MaxAttempts })
-		}),
-	}
-	if imdsEndpoint != "" {
-		opts = append(opts, config.WithEC2IMDSEndpoint(imdsEndpoint))
-	}
-	cfg, err := config.LoadDefaultConfig(ctx, opts...)
+// LoadConfig returns the AWS config for EC2 calls in region: awsconf.Load (the
+// environment's keys or the instance profile over imdsEndpoint, the AWS endpoint
+// variables) with the SDK's standard retryer bounded to MaxAttempts attempts per
+// call. An empty region falls back to AWS_REGION. Nothing is sent until a call is
+// made; give each call a ctx with a deadline.
+func LoadConfig(region, imdsEndpoint string) (aws.Config, error) {
+	cfg, err := awsconf.Load(awsconf.Options{Region: region, IMDSEndpoint: imdsEndpoint, MaxAttempts: MaxAttempts})
 	if err != nil {
-		return aws.Config{}, fmt.Errorf("loading aws config for region %q: %w", region, err)
+		return aws.Config{}, fmt.Errorf("aws config for region %q: %w", region, err)
 	}
 	return cfg, nil
 }

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/smithy-go"
 
 	"github.com/eksboot/eksboot/ec2api/ec2test"
@@ -55,7 +54,7 @@ func newFake(t *testing.T) (*ec2test.Server, *Client) {
 	srv.AddInstanceType("m5.8xlarge", maxpods.TypeInfo{Hypervisor: "nitro", VCPUs: 32, ENIs: 8, IPv4PerENI: 30})
 	srv.AddInstanceType("c5.metal", maxpods.TypeInfo{VCPUs: 96, ENIs: 15, IPv4PerENI: 50})
 	hermeticEnv(t, srv.URL())
-	cfg, err := LoadConfig(context.Background(), "us-west-2", "")
+	cfg, err := LoadConfig("us-west-2", "")
 	if err != nil {
 		t.Fatalf("LoadConfig: %v", err)
 	}
@@ -184,21 +183,15 @@ func checkErr(t *testing.T, err error, msg string, is error, code string) {
 }
 
 func TestLoadConfig(t *testing.T) {
-	tests := []struct {
-		name, region, imds string
-	}{
-		{"region only", "eu-west-1", ""},
-		{"with imds endpoint", "us-east-2", "http://127.0.0.1:1338"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
+	for _, region := range []string{"eu-west-1", "us-east-2"} {
+		t.Run(region, func(t *testing.T) {
 			hermeticEnv(t, "http://127.0.0.1:1")
-			cfg, err := LoadConfig(context.Background(), tc.region, tc.imds)
+			cfg, err := LoadConfig(region, "")
 			if err != nil {
 				t.Fatalf("LoadConfig: %v", err)
 			}
-			if cfg.Region != tc.region {
-				t.Errorf("Region = %q, want %q", cfg.Region, tc.region)
+			if cfg.Region != region {
+				t.Errorf("Region = %q, want %q", cfg.Region, region)
 			}
 			if cfg.Retryer == nil {
 				t.Fatal("Retryer is nil, want a bounded retryer")
@@ -206,15 +199,14 @@ func TestLoadConfig(t *testing.T) {
 			if got := cfg.Retryer().MaxAttempts(); got != MaxAttempts {
 				t.Errorf("Retryer().MaxAttempts() = %d, want %d", got, MaxAttempts)
 			}
-			var gotIMDS string
-			for _, src := range cfg.ConfigSources {
-				if o, ok := src.(config.LoadOptions); ok {
-					gotIMDS = o.EC2IMDSEndpoint
-				}
-			}
-			if gotIMDS != tc.imds {
-				t.Errorf("EC2IMDSEndpoint = %q, want %q", gotIMDS, tc.imds)
-			}
 		})
 	}
+	t.Run("no region", func(t *testing.T) {
+		hermeticEnv(t, "http://127.0.0.1:1")
+		t.Setenv("AWS_REGION", "")
+		t.Setenv("AWS_DEFAULT_REGION", "")
+		if _, err := LoadConfig("", ""); err == nil || !strings.Contains(err.Error(), "no AWS region") {
+			t.Errorf("LoadConfig without a region: error %v, want one naming the missing region", err)
+		}
+	})
 }

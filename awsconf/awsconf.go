@@ -1,0 +1,225 @@
+// Package awsconf builds the aws.Config that eksboot's EC2 and EKS clients share.
+//
+// It exists instead of the SDK's config.LoadDefaultConfig, for start-up time: the
+// config package links the SSO, SSO-OIDC, STS and sign-in clients for its credential
+// providers, and their package initialisation alone cost about 2.5 ms of every
+// eksboot start, `eksboot version` included (docs/performance.md). LoadDefaultConfig
+// also reads the shared config and credentials files at every boot. A node needs
+// none of that: its credentials are its instance profile, served by IMDS. So Load
+// assembles the config from the SDK's own parts (ec2rolecreds over the same IMDS
+// endpoint as the rest of eksboot, the credentials cache, the buildable HTTP client)
+// and reads the handful of AWS environment variables that matter on a node; the
+// service clients resolve endpoints, FIPS and dual-stack through the SDK's usual
+// configuration-source interfaces. docs/compat.md lists what is not read.
+package awsconf
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/credentials/ec2rolecreds"
+	sdkimds "github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
+)
+
+// The environment variables Load reads (the AWS SDKs' names).
+const (
+	EnvRegion             = "AWS_REGION"
+	EnvDefaultRegion      = "AWS_DEFAULT_REGION"
+	EnvAccessKeyID        = "AWS_ACCESS_KEY_ID"
+	EnvSecretAccessKey    = "AWS_SECRET_ACCESS_KEY"
+	EnvSessionToken       = "AWS_SESSION_TOKEN"
+	EnvEndpointURL        = "AWS_ENDPOINT_URL" // every service; AWS_ENDPOINT_URL_<SERVICE> for one
+	EnvIgnoreEndpointURLs = "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS"
+	EnvUseFIPS            = "AWS_USE_FIPS_ENDPOINT"
+	EnvUseDualStack       = "AWS_USE_DUALSTACK_ENDPOINT"
+	EnvCABundle           = "AWS_CA_BUNDLE"
+	EnvIMDSDisabled       = "AWS_EC2_METADATA_DISABLED"
+)
+
+// Options are the inputs of Load.
+type Options struct {
+	// Region is the AWS region; when empty, AWS_REGION, then AWS_DEFAULT_REGION.
+	Region string
+	// IMDSEndpoint is the IMDS base URL for the instance-profile credentials; empty
+	// means the SDK's default.
+	IMDSEndpoint string
+	// MaxAttempts bounds the attempts of each call (the first included) with the
+	// SDK's standard retryer; 0 leaves the SDK's default.
+	MaxAttempts int
+	// Getenv reads the environment; nil means os.Getenv.
+	Getenv func(string) string
+	// ReadFile reads the CA bundle; nil means os.ReadFile.
+	ReadFile func(string) ([]byte, error)
+}
+
+// Load returns the config for opts. Credentials come from AWS_ACCESS_KEY_ID and
+// AWS_SECRET_ACCESS_KEY (with AWS_SESSION_TOKEN) when both are set, else from the
+// instance profile over IMDS (unless AWS_EC2_METADATA_DISABLED is true), cached
+// until they expire. AWS_ENDPOINT_URL and AWS_ENDPOINT_URL_<SERVICE> (unless
+// AWS_IGNORE_CONFIGURED_ENDPOINT_URLS is true), AWS_USE_FIPS_ENDPOINT,
+// AWS_USE_DUALSTACK_ENDPOINT and AWS_CA_BUNDLE are honoured. A bad value is an
+// error naming the variable. Nothing is sent until a call is made.
+func Load(opts Options) (aws.Config, error) {
+	getenv := opts.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	readFile := opts.ReadFile
+	if readFile == nil {
+		readFile = os.ReadFile
+	}
+	src, err := readEnv(getenv)
+	if err != nil {
+		return aws.Config{}, err
+	}
+	cfg := aws.Config{
+		Region:        firstNonEmpty(opts.Region, getenv(EnvRegion), getenv(EnvDefaultRegion)),
+		ConfigSources: []any{src},
+	}
+	if cfg.Region == "" {
+		return aws.Config{}, fmt.Errorf("no AWS region: the instance's region was not given and %s is not set", EnvRegion)
+	}
+	if !src.ignoreEndpoints {
+		if v := getenv(EnvEndpointURL); v != "" {
+			cfg.BaseEndpoint = aws.String(v)
+		}
+	}
+	if opts.MaxAttempts > 0 {
+		cfg.Retryer = func() aws.Retryer {
+			return retry.NewStandard(func(o *retry.StandardOptions) { o.MaxAttempts = opts.MaxAttempts })
+		}
+	}
+
+	client := awshttp.NewBuildableClient()
+	if path := getenv(EnvCABundle); path != "" {
+		pool, err := loadCABundle(readFile, path)
+		if err != nil {
+			return aws.Config{}, err
+		}
+		client = client.WithTransportOptions(func(tr *http.Transport) {
+			if tr.TLSClientConfig == nil {
+				tr.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12}
+			}
+			tr.TLSClientConfig.RootCAs = pool
+		})
+	}
+	cfg.HTTPClient = client
+
+	switch id, secret := getenv(EnvAccessKeyID), getenv(EnvSecretAccessKey); {
+	case id != "" && secret != "":
+		cfg.Credentials = aws.NewCredentialsCache(credentials.NewStaticCredentialsProvider(id, secret, getenv(EnvSessionToken)))
+	case strings.EqualFold(getenv(EnvIMDSDisabled), "true"):
+		cfg.Credentials = aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
+			return aws.Credentials{}, fmt.Errorf("no AWS credentials: %s and %s are not both set, and %s=true turns off the instance profile", EnvAccessKeyID, EnvSecretAccessKey, EnvIMDSDisabled)
+		})
+	default:
+		endpoint := opts.IMDSEndpoint
+		cfg.Credentials = aws.NewCredentialsCache(ec2rolecreds.New(func(o *ec2rolecreds.Options) {
+			o.Client = sdkimds.New(sdkimds.Options{Endpoint: endpoint})
+		}))
+	}
+	return cfg, nil
+}
+
+// loadCABundle reads the PEM certificates at path into a pool.
+func loadCABundle(readFile func(string) ([]byte, error), path string) (*x509.CertPool, error) {
+	pem, err := readFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", EnvCABundle, err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("%s %s: no PEM certificate in the file", EnvCABundle, path)
+	}
+	return pool, nil
+}
+
+// envSource answers the SDK service clients' questions about endpoints from the
+// environment. Its methods have the signatures of the SDK's configuration-source
+// interfaces, which the clients look for in aws.Config.ConfigSources.
+type envSource struct {
+	getenv          func(string) string
+	ignoreEndpoints bool
+	fips            aws.FIPSEndpointState
+	dualStack       aws.DualStackEndpointState
+}
+
+// readEnv reads and checks the endpoint variables; every bad value is reported.
+func readEnv(getenv func(string) string) (*envSource, error) {
+	s := &envSource{getenv: getenv}
+	ignore, errIgnore := boolVar(getenv, EnvIgnoreEndpointURLs)
+	s.ignoreEndpoints = ignore != nil && *ignore
+	fips, errFIPS := boolVar(getenv, EnvUseFIPS)
+	switch {
+	case fips == nil:
+	case *fips:
+		s.fips = aws.FIPSEndpointStateEnabled
+	default:
+		s.fips = aws.FIPSEndpointStateDisabled
+	}
+	dual, errDual := boolVar(getenv, EnvUseDualStack)
+	switch {
+	case dual == nil:
+	case *dual:
+		s.dualStack = aws.DualStackEndpointStateEnabled
+	default:
+		s.dualStack = aws.DualStackEndpointStateDisabled
+	}
+	return s, errors.Join(errIgnore, errFIPS, errDual)
+}
+
+// boolVar reads a true/false variable (any case); nil when it is unset.
+func boolVar(getenv func(string) string, name string) (*bool, error) {
+	switch v := getenv(name); {
+	case v == "":
+		return nil, nil
+	case strings.EqualFold(v, "true"):
+		return aws.Bool(true), nil
+	case strings.EqualFold(v, "false"):
+		return aws.Bool(false), nil
+	default:
+		return nil, fmt.Errorf("%s=%q: want true or false", name, v)
+	}
+}
+
+// GetServiceBaseEndpoint returns AWS_ENDPOINT_URL_<SERVICE> for the SDK's service
+// ID ("EC2", "EKS"; spaces become '_').
+func (s *envSource) GetServiceBaseEndpoint(_ context.Context, sdkID string) (string, bool, error) {
+	if s.ignoreEndpoints {
+		return "", false, nil
+	}
+	name := EnvEndpointURL + "_" + strings.ReplaceAll(strings.ToUpper(sdkID), " ", "_")
+	if v := s.getenv(name); v != "" {
+		return v, true, nil
+	}
+	return "", false, nil
+}
+
+// GetUseFIPSEndpoint returns AWS_USE_FIPS_ENDPOINT.
+func (s *envSource) GetUseFIPSEndpoint(context.Context) (aws.FIPSEndpointState, bool, error) {
+	return s.fips, s.fips != aws.FIPSEndpointStateUnset, nil
+}
+
+// GetUseDualStackEndpoint returns AWS_USE_DUALSTACK_ENDPOINT.
+func (s *envSource) GetUseDualStackEndpoint(context.Context) (aws.DualStackEndpointState, bool, error) {
+	return s.dualStack, s.dualStack != aws.DualStackEndpointStateUnset, nil
+}
+
+func firstNonEmpty(vs ...string) string {
+	for _, v := range vs {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
