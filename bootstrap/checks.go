@@ -78,7 +78,7 @@ func checkEndpoint(s string) error {
 		return errors.New("the host name is too long")
 	}
 	for _, label := range strings.Split(strings.TrimSuffix(host, "."), ".") {
-		if !dnsLabelRE.MatchString(label) {
+		if !isDNSLabel(label) {
 			return fmt.Errorf("%q is not a DNS host name", host)
 		}
 	}

@@ -77,7 +77,7 @@ func checkConfig(t *testing.T, c *Config) {
 			t.Fatalf("accepted endpoint %q", c.APIServerEndpoint)
 		}
 	}
-	if !clusterNameRE.MatchString(c.ClusterName) {
+	if !clusterNameRE.MatchString(c.ClusterName) { // the pattern isClusterName implements (names_test.go)
 		t.Fatalf("accepted cluster %q", c.ClusterName)
 	}
 	if c.ShutdownGracePeriodCriticalPods > c.ShutdownGracePeriod {
