@@ -19,7 +19,10 @@ func fakeUnits(t *testing.T, root, pre string) string {
 	units := filepath.Join(root, "etc/systemd/system")
 	script := filepath.Join(root, "fake-kubelet")
 	files := map[string]string{
-		script: "#!/bin/sh\nprintf '%s' \"$KUBELET_EXTRA_ARGS\" > " + out + "/extra-args\nprintf '%s\\n' \"$@\" > " + out + "/argv\nexec sleep 1000\n",
+		// argv first, extra-args last, each renamed into place: the tests wait for
+		// extra-args, and argv must be whole by then.
+		script: "#!/bin/sh\nprintf '%s\\n' \"$@\" > " + out + "/argv.tmp && mv " + out + "/argv.tmp " + out + "/argv\n" +
+			"printf '%s' \"$KUBELET_EXTRA_ARGS\" > " + out + "/extra-args.tmp && mv " + out + "/extra-args.tmp " + out + "/extra-args\nexec sleep 1000\n",
 		filepath.Join(units, "containerd.service"): "[Service]\nExecStart=/bin/sleep 1000\n\n[Install]\nWantedBy=default.target\n",
 		filepath.Join(units, "kubelet.service.d/99-test.conf"): "[Service]\nExecStartPre=\nExecStartPre=" + pre +
 			"\nExecStart=\nExecStart=" + script + " $KUBELET_ARGS $KUBELET_EXTRA_ARGS\n",
