@@ -86,14 +86,18 @@ func TestDiscoveryHerd(t *testing.T) {
 		wg.Go(func() {
 			ne := *env
 			ne.EKS = func(context.Context, string, string) (eksapi.API, error) {
-				return eksapi.New(aws.Config{
+				c, err := eksapi.New(aws.Config{
 					Region:       "us-west-2",
 					BaseEndpoint: aws.String(eks.URL()),
 					HTTPClient:   &http.Client{Transport: countingTransport{shared, &calls[i]}},
 					Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
 						return aws.Credentials{AccessKeyID: "AKIDFAKE", SecretAccessKey: "fake"}, nil
 					}),
-				}), nil
+				})
+				if err != nil {
+					return nil, err
+				}
+				return c, nil
 			}
 			nc, err := Validate(o)
 			if err != nil {

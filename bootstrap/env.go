@@ -74,7 +74,11 @@ func DefaultEnv(root *rootfs.Root, log *zap.Logger, stdout, stderr io.Writer) *E
 			if err != nil {
 				return nil, err
 			}
-			return eksapi.New(cfg), nil
+			c, err := eksapi.New(cfg)
+			if err != nil {
+				return nil, err
+			}
+			return c, nil
 		},
 		Systemd: func(ctx context.Context) (systemd.Manager, error) { return systemd.Connect(ctx) },
 		CPUs:    runtime.NumCPU,

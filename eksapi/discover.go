@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"time"
 
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/smithy-go"
 )
 
@@ -245,7 +244,7 @@ func Retryable(err error) bool {
 		"ServerException", "ServiceUnavailableException", "InternalFailure", "RequestTimeoutException":
 		return true
 	}
-	var resp *awshttp.ResponseError
+	var resp interface{ HTTPStatusCode() int }
 	if errors.As(err, &resp) {
 		s := resp.HTTPStatusCode()
 		return s == 429 || s >= 500

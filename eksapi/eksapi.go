@@ -1,9 +1,10 @@
 // Package eksapi learns what a node needs to know about its cluster (API server
 // endpoint, CA, service CIDRs, IP family) from eks:DescribeCluster, for the many
 // launch templates that call bootstrap.sh with only a cluster name. bootstrap.sh ran
-// `aws eks wait cluster-active` and `aws eks describe-cluster` for this; eksboot does
-// it with aws-sdk-go-v2's EKS client and its own retry policy (see Discover), built so
-// that thousands of nodes booting at once do not overrun the API.
+// `aws eks wait cluster-active` and `aws eks describe-cluster` for this; eksboot makes
+// the one REST call itself, signed with aws-sdk-go-v2's SigV4 signer (client.go says
+// why not with the SDK's EKS client), under its own retry policy (see Discover), built
+// so that thousands of nodes booting at once do not overrun the API.
 //
 // Callers depend on the API interface so that they can fake it; eksapitest is a fake
 // EKS endpoint on 127.0.0.1 for tests and simulations.
@@ -11,12 +12,6 @@ package eksapi
 
 import (
 	"context"
-	"errors"
-	"fmt"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/eks"
-	"github.com/aws/aws-sdk-go-v2/service/eks/types"
 )
 
 // Cluster statuses that matter to a joining node (eks:DescribeCluster's status).
@@ -57,57 +52,4 @@ type API interface {
 	// DescribeCluster makes one eks:DescribeCluster call for the cluster name. It
 	// does not retry; Discover does.
 	DescribeCluster(ctx context.Context, name string) (*Cluster, error)
-}
-
-// Client implements API with an aws-sdk-go-v2 EKS client.
-type Client struct {
-	eks *eks.Client
-}
-
-var _ API = (*Client)(nil)
-
-// New returns a Client that calls EKS with cfg (region, credentials, and the SDK's
-// endpoint settings such as AWS_ENDPOINT_URL_EKS). The SDK's own retries are turned
-// off: every call is one request, so that Discover's retry budget and backoff are the
-// only ones in play.
-func New(cfg aws.Config) *Client {
-	return &Client{eks: eks.NewFromConfig(cfg, func(o *eks.Options) { o.Retryer = aws.NopRetryer{} })}
-}
-
-// DescribeCluster implements API. An EKS error is wrapped as is, so errors.As finds
-// the smithy.APIError (and its code, e.g. AccessDeniedException).
-func (c *Client) DescribeCluster(ctx context.Context, name string) (*Cluster, error) {
-	if name == "" {
-		return nil, errors.New("describe cluster: empty cluster name")
-	}
-	out, err := c.eks.DescribeCluster(ctx, &eks.DescribeClusterInput{Name: aws.String(name)})
-	if err != nil {
-		return nil, err
-	}
-	if out.Cluster == nil {
-		return nil, fmt.Errorf("describe cluster %s: the answer has no cluster", name)
-	}
-	return fromSDK(out.Cluster), nil
-}
-
-// fromSDK picks bootstrap.sh's fields out of the SDK's cluster.
-func fromSDK(in *types.Cluster) *Cluster {
-	c := &Cluster{
-		Name:     aws.ToString(in.Name),
-		Status:   string(in.Status),
-		Endpoint: aws.ToString(in.Endpoint),
-		ID:       aws.ToString(in.Id),
-	}
-	if in.CertificateAuthority != nil {
-		c.CAData = aws.ToString(in.CertificateAuthority.Data)
-	}
-	if n := in.KubernetesNetworkConfig; n != nil {
-		c.ServiceIPv4CIDR = aws.ToString(n.ServiceIpv4Cidr)
-		c.ServiceIPv6CIDR = aws.ToString(n.ServiceIpv6Cidr)
-		c.IPFamily = string(n.IpFamily)
-	}
-	if o := in.OutpostConfig; o != nil && len(o.OutpostArns) > 0 {
-		c.OutpostARN = o.OutpostArns[0]
-	}
-	return c
 }

@@ -38,21 +38,26 @@ func newFake(t testing.TB) *eksapitest.Server {
 }
 
 // clientFor returns a Client of the fake with dummy credentials.
-func clientFor(s *eksapitest.Server) *eksapi.Client {
-	return eksapi.New(aws.Config{
+func clientFor(t testing.TB, s *eksapitest.Server) *eksapi.Client {
+	t.Helper()
+	c, err := eksapi.New(aws.Config{
 		Region:       "us-west-2",
 		BaseEndpoint: aws.String(s.URL()),
 		Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
 			return aws.Credentials{AccessKeyID: "AKIDFAKE", SecretAccessKey: "fake", Source: "test"}, nil
 		}),
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 func TestDescribeCluster(t *testing.T) {
 	s := newFake(t)
 	s.AddCluster(eksapitest.Cluster{Name: "v6", Endpoint: "https://v6.example.com", CAData: "Q0E=", ServiceIPv6CIDR: "fd00:10:96::/112", IPFamily: "ipv6", ID: "c0ffee", OutpostARN: "arn:aws:outposts:us-west-2:111122223333:outpost/op-1"})
 	s.AddCluster(eksapitest.Cluster{Name: "new", Endpoint: "https://new.example.com", CAData: "Q0E=", Statuses: []string{"CREATING"}})
-	c := clientFor(s)
+	c := clientFor(t, s)
 	tests := []struct {
 		name      string
 		want      *eksapi.Cluster
@@ -132,7 +137,7 @@ func TestDiscoverOverHTTP(t *testing.T) {
 				ctx, cancel = context.WithTimeout(ctx, tc.timeout)
 				defer cancel()
 			}
-			c, calls, err := eksapi.Discover(ctx, clientFor(s), "demo", p)
+			c, calls, err := eksapi.Discover(ctx, clientFor(t, s), "demo", p)
 			if calls != tc.wantCalls || s.Calls() != tc.wantCalls {
 				t.Errorf("calls: Discover counted %d, the fake %d; want %d", calls, s.Calls(), tc.wantCalls)
 			}
