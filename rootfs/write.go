@@ -95,8 +95,10 @@ func (r *Root) current(p string) ([]byte, fs.FileMode, error) {
 
 // Apply carries out the changes, each one atomically, all at once: every file is
 // written to its temporary file, synced and renamed in parallel, then each directory
-// that changed is synced once, so the renames survive a crash. An error leaves every
-// file either as it was or entirely new; the errors of all failed changes are joined.
+// that changed is synced once, again in parallel, so the renames survive a crash.
+// (Parallel syncs share the file system's journal commits instead of waiting for one
+// each.) An error leaves every file either as it was or entirely new; the errors of
+// all failed changes are joined.
 func (r *Root) Apply(changes []Change) error {
 	dirs := make([]string, len(changes))
 	errs := make([]error, len(changes))
@@ -111,17 +113,17 @@ func (r *Root) Apply(changes []Change) error {
 		})
 	}
 	wg.Wait()
+	dirErrs := make([]error, len(changes))
 	synced := map[string]bool{}
 	for i, dir := range dirs {
 		if dir == "" || synced[dir] {
 			continue
 		}
 		synced[dir] = true
-		if err := syncDir(dir, changes[i].Path); err != nil {
-			errs = append(errs, err)
-		}
+		wg.Go(func() { dirErrs[i] = syncDir(dir, changes[i].Path) })
 	}
-	return errors.Join(errs...)
+	wg.Wait()
+	return errors.Join(append(errs, dirErrs...)...)
 }
 
 // WriteFile replaces the node file p with data atomically: the data goes to a
