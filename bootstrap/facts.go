@@ -87,11 +87,28 @@ func gatherFacts(ctx context.Context, c *Config, o *Options, env *Env) (*Facts, 
 	if err != nil {
 		return nil, &UsageError{msg: err.Error()}
 	}
+	// The EC2 side starts as soon as the identity document gives the region and
+	// instance ID, while IMDS's other paths are read: on a real node the EC2 call is
+	// the slowest part of gathering by far.
+	ectx, cancelEarly := context.WithCancel(ctx)
+	early := &earlyEC2{}
+	all := []*earlyEC2{early}
+	defer func() {
+		cancelEarly()
+		for _, e := range all {
+			e.wait()
+		}
+	}()
 	inst, err := env.IMDS(ctx, imds.Options{
 		Endpoint: endpoint, Timeout: o.IMDSTimeout, AllowIMDSv1: o.IMDSv1Fallback,
 		// The node IP: a 404 is IMDS not ready yet. Not when discovery may still turn
 		// the cluster's IP family to IPv6 (an IPv6-only instance has no local-ipv4).
 		RequireLocalIPv4: c.IPFamily == "ipv4" && !needsDiscovery(o),
+		OnIdentity: func(id imds.Identity) {
+			if id.InstanceID != "" {
+				early.start(ectx, env, id, endpoint)
+			}
+		},
 	})
 	if err != nil {
 		return nil, err
@@ -109,11 +126,25 @@ func gatherFacts(ctx context.Context, c *Config, o *Options, env *Env) (*Facts, 
 		return nil, err
 	}
 
-	api, apiErr := env.EC2(ctx, f.Instance.Region, endpoint)
+	if !early.started(f.Instance.Region, f.Instance.InstanceID) {
+		// No instance ID in the identity document, or another one than
+		// meta-data/instance-id (the one that counts): ask again, for that one.
+		early = &earlyEC2{}
+		all = append(all, early)
+		early.start(ectx, env, imds.Identity{Region: f.Instance.Region, InstanceID: f.Instance.InstanceID}, endpoint)
+	}
+	api, apiErr := early.client()
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	warn := func(s string) { mu.Lock(); f.Warnings = append(f.Warnings, s); mu.Unlock() }
-	wg.Go(func() { f.PrivateDNSName = privateDNSName(ctx, api, apiErr, &f.Instance, env, warn) })
+	wg.Go(func() {
+		name, err := early.dnsName()
+		if err != nil {
+			warn(fmt.Sprintf("ec2:DescribeInstances gave no PrivateDnsName for %s (%v); using IMDS local-hostname %q as the node name", f.Instance.InstanceID, err, f.Instance.LocalHostname))
+			name = f.Instance.LocalHostname
+		}
+		f.PrivateDNSName = name
+	})
 	wg.Go(func() {
 		f.MaxPods, f.MaxPodsSource = maxPods(ctx, c, env, api, apiErr, f.Instance.InstanceType, f.CPUs, warn)
 	})
@@ -205,30 +236,79 @@ func kubeletVersion(ctx context.Context, flag string, env *Env) (version, error)
 	return v, nil
 }
 
+// earlyEC2 is the EC2 client and the node-name call, started before the rest of the
+// instance facts are in.
+type earlyEC2 struct {
+	region, instanceID string
+	clientReady        chan struct{} // closed when api and apiErr are set
+	api                ec2api.API
+	apiErr             error
+	nameReady          chan struct{} // closed when name and nameErr are set
+	name               string
+	nameErr            error
+}
+
+// start makes the EC2 client for id.Region and asks it for id.InstanceID's private DNS
+// name, in the background.
+func (e *earlyEC2) start(ctx context.Context, env *Env, id imds.Identity, endpoint string) {
+	e.region, e.instanceID = id.Region, id.InstanceID
+	e.clientReady, e.nameReady = make(chan struct{}), make(chan struct{})
+	go func() {
+		e.api, e.apiErr = env.EC2(ctx, id.Region, endpoint)
+		close(e.clientReady)
+		switch {
+		case e.apiErr != nil:
+			e.nameErr = e.apiErr
+		case id.InstanceID == "":
+			e.nameErr = errors.New("no instance ID")
+		default:
+			e.name, e.nameErr = privateDNSName(ctx, e.api, id.InstanceID, env)
+		}
+		close(e.nameReady)
+	}()
+}
+
+// started reports whether start ran for this region and instance.
+func (e *earlyEC2) started(region, instanceID string) bool {
+	return e.nameReady != nil && e.region == region && e.instanceID == instanceID
+}
+
+// client waits for the EC2 client.
+func (e *earlyEC2) client() (ec2api.API, error) {
+	<-e.clientReady
+	return e.api, e.apiErr
+}
+
+// dnsName waits for the node-name call.
+func (e *earlyEC2) dnsName() (string, error) {
+	<-e.nameReady
+	return e.name, e.nameErr
+}
+
+// wait waits for the background work, if any (cancel its context first to hurry it).
+func (e *earlyEC2) wait() {
+	if e.nameReady != nil {
+		<-e.nameReady
+	}
+}
+
 // privateDNSName asks EC2 for the instance's PrivateDnsName, as bootstrap.sh's
-// private-dns-name helper does, retrying while the answer is empty. Where EC2 cannot
-// answer (no permission, no endpoint) it falls back to IMDS local-hostname with a
-// warning instead of failing the boot.
-func privateDNSName(ctx context.Context, api ec2api.API, apiErr error, inst *imds.Facts, env *Env, warn func(string)) string {
-	fallback := func(err error) string {
-		warn(fmt.Sprintf("ec2:DescribeInstances gave no PrivateDnsName for %s (%v); using IMDS local-hostname %q as the node name", inst.InstanceID, err, inst.LocalHostname))
-		return inst.LocalHostname
-	}
-	if apiErr != nil {
-		return fallback(apiErr)
-	}
+// private-dns-name helper does, retrying while the answer is empty or the instance
+// is not visible yet. Where EC2 cannot answer (no permission, no endpoint) the caller
+// falls back to IMDS local-hostname with a warning instead of failing the boot.
+func privateDNSName(ctx context.Context, api ec2api.API, instanceID string, env *Env) (string, error) {
 	attempts, interval := env.DNSNameAttempts, env.DNSNameInterval
 	for i := 0; ; i++ {
-		name, err := api.PrivateDNSName(ctx, inst.InstanceID)
+		name, err := api.PrivateDNSName(ctx, instanceID)
 		if err == nil {
-			return name
+			return name, nil
 		}
 		if !dnsNameRetryable(err) || i+1 >= attempts {
-			return fallback(err)
+			return "", err
 		}
 		select {
 		case <-ctx.Done():
-			return fallback(ctx.Err())
+			return "", ctx.Err()
 		case <-time.After(interval):
 		}
 	}

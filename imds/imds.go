@@ -91,6 +91,14 @@ type Facts struct {
 	UserData         []byte   // latest/user-data as served (nil when not asked for or 404)
 }
 
+// Identity is what the identity document (latest/dynamic/instance-identity/document)
+// says, the first thing Fetch reads.
+type Identity struct {
+	Region     string // .region (required)
+	AccountID  string // .accountId ("" if absent)
+	InstanceID string // .instanceId ("" if absent or not an instance ID)
+}
+
 // Options configure Fetch. Only Endpoint and Timeout matter in production;
 // the others exist so tests can run the retries in milliseconds.
 type Options struct {
@@ -107,6 +115,11 @@ type Options struct {
 	AllowIMDSv1 bool
 	// UserData also reads latest/user-data into Facts.UserData.
 	UserData bool
+	// OnIdentity, when set, is called once with the identity document's facts as
+	// soon as the document is read, before the other paths are: a caller can start
+	// what needs only these (eksboot's EC2 call for the node name) while the rest is
+	// read. It must not block. It is not called when the document cannot be read.
+	OnIdentity func(Identity)
 	// RequireLocalIPv4 makes local-ipv4 a required path: its 404 is waited
 	// out as late instead of meaning "no IPv4 address". For callers that
 	// cannot work without it (a node of an IPv4 cluster), where a late
@@ -190,15 +203,18 @@ func fetch(ctx context.Context, opts Options, sequential bool) (*Facts, error) {
 	// The identity document goes first, alone: it gets the session token the
 	// later requests share, so a service that gives no token fails once here
 	// rather than once per path.
+	var id Identity
 	document := query{path: PathIdentityDocument, parse: func(b string) error {
-		region, account, err := parseIdentityDocument(b)
-		if err == nil {
-			f.Region, f.AccountID = region, account
-		}
+		var err error
+		id, err = parseIdentityDocument(b)
+		f.Region, f.AccountID = id.Region, id.AccountID
 		return err
 	}}
 	if err := c.read(ctx, document); err != nil {
 		return nil, err
+	}
+	if opts.OnIdentity != nil {
+		opts.OnIdentity(id)
 	}
 	rest := []query{
 		{path: PathDomain, optional: true, parse: into(&f.Domain, parseName)},

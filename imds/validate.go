@@ -152,33 +152,39 @@ func parseIPv4CIDR(v string) error {
 	return nil
 }
 
-// parseIdentityDocument returns the region (required) and the account ID
-// ("" when absent) of an instance identity document.
-func parseIdentityDocument(body string) (region, account string, err error) {
+// parseIdentityDocument returns the identity document's region (required), account
+// ID and instance ID ("" when absent; the instance ID also when it is not an EC2
+// instance ID, since latest/meta-data/instance-id is the one Facts carries).
+func parseIdentityDocument(body string) (Identity, error) {
 	text, err := notEmpty(body)
 	if err != nil {
-		return "", "", err
+		return Identity{}, err
 	}
 	if !strings.HasPrefix(text, "{") {
-		return "", "", fmt.Errorf("identity document is not a JSON object: %s", excerpt(text))
+		return Identity{}, fmt.Errorf("identity document is not a JSON object: %s", excerpt(text))
 	}
 	var doc struct {
-		Region    string `json:"region"`
-		AccountID string `json:"accountId"`
+		Region     string `json:"region"`
+		AccountID  string `json:"accountId"`
+		InstanceID string `json:"instanceId"`
 	}
 	if err := json.Unmarshal([]byte(text), &doc); err != nil {
-		return "", "", fmt.Errorf("identity document: %w", err)
+		return Identity{}, fmt.Errorf("identity document: %w", err)
 	}
 	if doc.Region == "" {
-		return "", "", errors.New("identity document has no region")
+		return Identity{}, errors.New("identity document has no region")
 	}
 	if err := parseName(doc.Region); err != nil {
-		return "", "", fmt.Errorf("identity document region: %w", err)
+		return Identity{}, fmt.Errorf("identity document region: %w", err)
 	}
 	if doc.AccountID != "" {
 		if err := parseName(doc.AccountID); err != nil {
-			return "", "", fmt.Errorf("identity document accountId: %w", err)
+			return Identity{}, fmt.Errorf("identity document accountId: %w", err)
 		}
 	}
-	return doc.Region, doc.AccountID, nil
+	id := Identity{Region: doc.Region, AccountID: doc.AccountID}
+	if strings.HasPrefix(doc.InstanceID, "i-") && parseName(doc.InstanceID) == nil {
+		id.InstanceID = doc.InstanceID
+	}
+	return id, nil
 }
