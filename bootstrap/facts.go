@@ -344,7 +344,7 @@ func fipsHost(ctx context.Context, c *Config, env *Env, inst *imds.Facts) bool {
 // region, for the rare IMDS that does not serve services/domain. Other partitions'
 // domains are not guessed.
 func domainForRegion(region string) (string, bool) {
-	if !regionRE.MatchString(region) {
+	if !regionRE().MatchString(region) {
 		return "", false
 	}
 	switch {
@@ -356,7 +356,7 @@ func domainForRegion(region string) (string, bool) {
 	return "amazonaws.com", true
 }
 
-var regionRE = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-[0-9]+$`)
+var regionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-[0-9]+$`) })
 
 // logFacts logs what was learned, without secrets.
 func logFacts(log *zap.Logger, f *Facts) {

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/eksboot/eksboot/maxpods"
@@ -53,7 +54,9 @@ type Config struct {
 	Warnings []string
 }
 
-var imageRepoRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)+$`)
+var imageRepoRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)+$`)
+})
 
 // The names below are checked by hand rather than with regular expressions: a
 // bounded repetition such as [a-z]{0,99} compiles into one instruction per
@@ -169,7 +172,7 @@ func Validate(o Options) (*Config, error) {
 	} else if !isImageTag(c.PauseContainerVersion) {
 		bad("--pause-container-version %q: want an image tag (letters, digits, '.', '_', '-'; at most 128)", o.PauseContainerVersion)
 	}
-	if o.PauseContainerImage != "" && !imageRepoRE.MatchString(o.PauseContainerImage) {
+	if o.PauseContainerImage != "" && !imageRepoRE().MatchString(o.PauseContainerImage) {
 		bad("PAUSE_CONTAINER_IMAGE %q: want an image repository without a tag, such as registry.example.com/eks/pause", o.PauseContainerImage)
 	}
 

@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"sync"
 )
 
 // kubeletVersionRE finds the version in `kubelet --version` output or a version file,
 // as bootstrap.sh's grep does: "Kubernetes v1.32.9-eks-113cf36" gives 1.32.9.
-var kubeletVersionRE = regexp.MustCompile(`([0-9]+)\.([0-9]+)\.([0-9]+)`)
+var kubeletVersionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`([0-9]+)\.([0-9]+)\.([0-9]+)`) })
 
 // version is a kubelet version's major, minor and patch numbers.
 type version struct{ major, minor, patch int }
@@ -23,7 +24,7 @@ func (v version) atLeast(major, minor int) bool {
 
 // parseKubeletVersion finds the first x.y.z in s.
 func parseKubeletVersion(s string) (version, error) {
-	m := kubeletVersionRE.FindStringSubmatch(s)
+	m := kubeletVersionRE().FindStringSubmatch(s)
 	if m == nil {
 		return version{}, errors.New("no x.y.z version found")
 	}

@@ -8,14 +8,15 @@ import (
 	"net/netip"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 )
 
 var (
 	// instanceTypeRE matches instance types such as "m5.large" or "u-6tb1.metal".
-	instanceTypeRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*\.[a-z0-9-]+$`)
+	instanceTypeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9-]*\.[a-z0-9-]+$`) })
 	// nameRE matches IDs, zones, regions and DNS names: one word, no markup.
-	nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+	nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`) })
 )
 
 // into returns a parse function that checks a single-line answer with check
@@ -96,14 +97,14 @@ func excerpt(s string) string {
 }
 
 func parseInstanceType(v string) error {
-	if !instanceTypeRE.MatchString(v) {
+	if !instanceTypeRE().MatchString(v) {
 		return fmt.Errorf("%q is not an instance type", v)
 	}
 	return nil
 }
 
 func parseName(v string) error {
-	if !nameRE.MatchString(v) {
+	if !nameRE().MatchString(v) {
 		return fmt.Errorf("%q is not a single name or ID", v)
 	}
 	return nil
@@ -113,7 +114,7 @@ func parseName(v string) error {
 // several when the VPC's DHCP options name several domains).
 func parseHostname(v string) error {
 	for _, name := range strings.Fields(v) {
-		if !nameRE.MatchString(name) {
+		if !nameRE().MatchString(name) {
 			return fmt.Errorf("%q is not a host name", v)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"regexp"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/eksboot/eksboot/assets"
@@ -215,11 +216,13 @@ func ReservedMemoryMiB(maxPods int) int {
 // semver is a parsed major.minor.patch version.
 type semver struct{ major, minor, patch int }
 
-var versionRE = regexp.MustCompile(`^v?(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)([-+].*)?$`)
+var versionRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^v?(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)([-+].*)?$`)
+})
 
 // parseVersion parses "1.32.9", "v1.32.9" or "v1.32.9-eks-113cf36".
 func parseVersion(s string) (semver, error) {
-	m := versionRE.FindStringSubmatch(s)
+	m := versionRE().FindStringSubmatch(s)
 	if m == nil {
 		return semver{}, fmt.Errorf("%q is not a major.minor.patch version", s)
 	}

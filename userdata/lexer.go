@@ -4,6 +4,7 @@ import (
 	"errors"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // lexer splits a script into simple commands. It knows quotes, backslashes, comments,
@@ -171,7 +172,7 @@ func (lx *lexer) double(w *word) error {
 	return errUnterminated
 }
 
-var nameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*`)
+var nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*`) })
 
 // dollar reads $NAME, ${...}, $(...), $((...)), `...` or a lone $.
 func (lx *lexer) dollar(quoted bool) (seg, error) {
@@ -199,12 +200,12 @@ func (lx *lexer) dollar(quoted bool) (seg, error) {
 		}
 		inner := src[2:end]
 		lx.advance(src[:end+1])
-		if nameRE.FindString(inner) == inner {
+		if nameRE().FindString(inner) == inner {
 			return seg{text: inner, quoted: quoted, kind: 'v'}, nil
 		}
 		return seg{kind: 'u', reason: "the parameter expansion " + clip(src[:end+1])}, nil
 	}
-	if name := nameRE.FindString(src[1:]); name != "" {
+	if name := nameRE().FindString(src[1:]); name != "" {
 		lx.pos += 1 + len(name)
 		return seg{text: name, quoted: quoted, kind: 'v'}, nil
 	}

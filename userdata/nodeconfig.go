@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"sigs.k8s.io/yaml"
 )
@@ -105,7 +106,7 @@ func (e Errors) err() error {
 	return e
 }
 
-var docSep = regexp.MustCompile(`(?m)^---[ \t]*\r?$`)
+var docSep = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^---[ \t]*\r?$`) })
 
 // DecodeNodeConfigs decodes the YAML or JSON documents of one NodeConfig source
 // strictly: unknown fields, values of the wrong type, another kind or version are
@@ -115,7 +116,7 @@ func DecodeNodeConfigs(b []byte, where string) ([]NodeConfig, error) {
 	var out []NodeConfig
 	var errs Errors
 	var docs []string
-	for _, doc := range docSep.Split(string(b), -1) {
+	for _, doc := range docSep().Split(string(b), -1) {
 		if strings.TrimSpace(stripComments(doc)) != "" {
 			docs = append(docs, doc)
 		}

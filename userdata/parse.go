@@ -9,6 +9,7 @@ import (
 	"mime"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Limits on untrusted input.
@@ -126,12 +127,12 @@ func (d *decoder) gunzip(b []byte) ([]byte, error) {
 	return out, nil
 }
 
-var base64Text = regexp.MustCompile(`^[A-Za-z0-9+/\r\n]+={0,2}[\r\n]*$`)
+var base64Text = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9+/\r\n]+={0,2}[\r\n]*$`) })
 
 // looksBase64 reports whether b is base64 text only (line breaks allowed) of a
 // length that can decode. YAML, scripts and MIME always have other characters.
 func looksBase64(b []byte) bool {
-	return len(b) >= 8 && len(stripSpace(b))%4 == 0 && base64Text.Match(b)
+	return len(b) >= 8 && len(stripSpace(b))%4 == 0 && base64Text().Match(b)
 }
 
 func stripSpace(b []byte) string {

@@ -5,6 +5,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Call is a bootstrap.sh invocation found in a shell script, parsed, never run.
@@ -34,7 +35,9 @@ func (e *UnresolvedError) Error() string {
 
 // maxPodsSed is eksctl's maxPodsPerNode hook: sed on bootstrap.sh so that it appends
 // flags to KUBELET_EXTRA_ARGS.
-var maxPodsSed = regexp.MustCompile(`sed\s+-i\s+'s/KUBELET_EXTRA_ARGS=\$2/KUBELET_EXTRA_ARGS="\$2 ([^"'/]*)"/'\s+/etc/eks/bootstrap\.sh`)
+var maxPodsSed = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`sed\s+-i\s+'s/KUBELET_EXTRA_ARGS=\$2/KUBELET_EXTRA_ARGS="\$2 ([^"'/]*)"/'\s+/etc/eks/bootstrap\.sh`)
+})
 
 // FindBootstrapCall returns the first bootstrap.sh command of the shell-script parts
 // (nil when there is none). The words are split as a shell would, with single and
@@ -50,7 +53,7 @@ func FindBootstrapCall(parts []Part) (*Call, error) {
 			continue
 		}
 		text := strings.ReplaceAll(string(p.Body), "\r\n", "\n")
-		for _, m := range maxPodsSed.FindAllStringSubmatch(text, -1) {
+		for _, m := range maxPodsSed().FindAllStringSubmatch(text, -1) {
 			extra = append(extra, m[1])
 		}
 		call, err := findCall(p, text)

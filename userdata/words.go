@@ -3,6 +3,7 @@ package userdata
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // seg is a piece of a shell word.
@@ -39,7 +40,7 @@ func (w word) text() string {
 	return b.String()
 }
 
-var assignRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
+var assignRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`) })
 
 // add appends s (compact joins the pieces when the word is complete).
 func (w *word) add(s seg) { *w = append(*w, s) }
@@ -68,7 +69,7 @@ func (w word) assignment() (string, word, bool) {
 	if len(w) == 0 || w[0].kind != 'l' || w[0].quoted {
 		return "", nil, false
 	}
-	m := assignRE.FindString(w[0].text)
+	m := assignRE().FindString(w[0].text)
 	if m == "" {
 		return "", nil, false
 	}
