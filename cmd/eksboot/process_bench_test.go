@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/eksboot/eksboot/internal/goldencase"
+	"github.com/eksboot/eksboot/internal/testtools"
 )
 
 // envBenchBinary names the binary BenchmarkProcess runs (make bench sets it to the
@@ -19,11 +20,23 @@ const envBenchBinary = "EKSBOOT_BENCH_BINARY"
 // BenchmarkProcess runs the built binary as a node would, one process per
 // iteration: "bootstrap" is `eksboot bootstrap --no-restart --root TMP` on golden
 // case 01 (m5.large) against its fake IMDS and EC2 on 127.0.0.1, into an empty root
-// each time; "version" is `eksboot version`. Besides ns/op it prints the wall time
+// each time; "bootstrap-ami" the same into a root with the image's directories
+// (amiDirs); "version" is `eksboot version`; "floor" is a static Go program that only
+// prints a line (testdata/floor), the least any Go binary costs here. Besides ns/op it prints the wall time
 // of each run (fork and exec included) as min/median/max, the median CPU time of
 // the process (getrusage user+sys, less swayed by a busy machine than the wall
-// time), its peak RSS (ru_maxrss) and the binary's size. Run it with a fixed count,
+// time), its peak RSS (ru_maxrss) and the binary's size. ru_maxrss is an upper
+// bound: Linux counts in it the memory the child shared with this test process
+// between fork and exec, so small programs report about this process's size (the
+// floor run shows how much). Run it with a fixed count,
 // e.g. -benchtime=50x (make bench does). Numbers are printed, never asserted.
+// amiDirs are directories an EKS node image already has where eksboot writes: the
+// homes of the templates bootstrap.sh edited in place (kubelet-config.json, the
+// kubeconfig, containerd's), and systemd's. The "bootstrap-ami" run starts from a
+// root with only these, as the first boot of a node does; "bootstrap" starts from an
+// empty root, so eksboot creates every directory.
+var amiDirs = []string{"etc/systemd/system", "etc/kubernetes/kubelet", "var/lib/kubelet", "etc/eks/containerd"}
+
 func BenchmarkProcess(b *testing.B) {
 	bin := binary
 	if p := os.Getenv(envBenchBinary); p != "" {
@@ -46,20 +59,43 @@ func BenchmarkProcess(b *testing.B) {
 	for k, v := range fakes.Env() {
 		env = append(env, k+"="+v)
 	}
-	b.Run("bootstrap", func(b *testing.B) {
-		base := b.TempDir()
-		measure(b, bin, st.Size(), env, func() []string {
-			root, err := os.MkdirTemp(base, "root-")
-			if err != nil {
-				b.Fatal(err)
-			}
-			args := append([]string{"bootstrap"}, c.Args...)
-			return append(args, "--root", root, "--no-restart", "--kubelet-version", c.KubeletVersion,
-				"--imds-endpoint", fakes.IMDS.URL())
-		})
-	})
+	bootstrap := func(dirs []string) func(b *testing.B) {
+		return func(b *testing.B) {
+			base := b.TempDir()
+			measure(b, bin, st.Size(), env, func() []string {
+				root, err := os.MkdirTemp(base, "root-")
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, d := range dirs {
+					if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+						b.Fatal(err)
+					}
+				}
+				args := append([]string{"bootstrap"}, c.Args...)
+				return append(args, "--root", root, "--no-restart", "--kubelet-version", c.KubeletVersion,
+					"--imds-endpoint", fakes.IMDS.URL())
+			})
+		}
+	}
+	b.Run("bootstrap", bootstrap(nil))
+	b.Run("bootstrap-ami", bootstrap(amiDirs))
 	b.Run("version", func(b *testing.B) {
 		measure(b, bin, st.Size(), env, func() []string { return []string{"version"} })
+	})
+	b.Run("floor", func(b *testing.B) {
+		// The same measurement of a static Go program that only prints a line: what
+		// any Go binary costs to start here (runtime, fork and exec), for scale.
+		floor, cleanup, err := testtools.BuildEksboot("./testdata/floor")
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(cleanup)
+		fst, err := os.Stat(floor)
+		if err != nil {
+			b.Fatal(err)
+		}
+		measure(b, floor, fst.Size(), env, func() []string { return nil })
 	})
 }
 
