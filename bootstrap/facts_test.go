@@ -3,7 +3,11 @@ package bootstrap
 import (
 	"bytes"
 	"context"
+	"maps"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -109,5 +113,28 @@ func TestNodeNameForMetadataInstanceID(t *testing.T) {
 	}
 	if f.PrivateDNSName != "ip-10-0-0-2.ec2.internal" {
 		t.Errorf("node name %q, want the one of meta-data/instance-id's instance", f.PrivateDNSName)
+	}
+}
+
+// TestDirectoryThatCannotBeMadeWritesNothing: when a directory eksboot needs cannot be
+// created (here /etc/cni is a file), the run fails naming it before any file is
+// written.
+func TestDirectoryThatCannotBeMadeWritesNothing(t *testing.T) {
+	c := base(t)
+	startEC2(t, c)
+	srv, err := imdstest.NewServer(c.IMDS)
+	must(t, err)
+	t.Cleanup(func() { srv.Close() })
+	dir := t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(dir, "etc"), 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "etc/cni"), []byte("not a directory\n"), 0o644))
+	before := tree(t, dir)
+
+	err = runFaulty(c, srv, dir, 20*time.Second, nil)
+	if err == nil || !strings.Contains(err.Error(), "/etc/cni") {
+		t.Fatalf("error %v, want one naming /etc/cni", err)
+	}
+	if after := tree(t, dir); !maps.Equal(after, before) {
+		t.Errorf("files changed although the run failed:\nbefore %v\nafter  %v", slices.Sorted(maps.Keys(before)), slices.Sorted(maps.Keys(after)))
 	}
 }

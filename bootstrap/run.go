@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
+	"slices"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -107,11 +110,26 @@ func step[T any](log *zap.Logger, name string, fn func() (T, error)) (T, error) 
 }
 
 // write creates the directories and applies the file changes, logging each file.
+// The directories (n.Dirs and those of the files) are created first, all at once: a
+// directory that cannot be made stops the run before any file is written, and the
+// creations, slow on some file systems, do not wait for one another.
 func write(env *Env, n *Node, changes []rootfs.Change) error {
-	for _, d := range n.Dirs {
-		if err := env.Root.MkdirAll(d); err != nil {
-			return err
+	dirs := slices.Clone(n.Dirs)
+	for _, c := range changes {
+		if !c.Remove {
+			dirs = append(dirs, path.Dir(c.Path))
 		}
+	}
+	slices.Sort(dirs)
+	dirs = slices.Compact(dirs)
+	errs := make([]error, len(dirs))
+	var wg sync.WaitGroup
+	for i, d := range dirs {
+		wg.Go(func() { errs[i] = env.Root.MkdirAll(d) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
 	}
 	if err := env.Root.Apply(changes); err != nil {
 		return err
