@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -124,6 +125,7 @@ func Start(t testing.TB, unitDir string) *Harness {
 		"SYSTEMD_LOG_TARGET=console",
 		"EKSBOOT_SD_READY="+ready,
 		"EKSBOOT_SD_SYSTEMD="+SystemdPath,
+		"EKSBOOT_SD_CGROUP="+filepath.Base(dir),
 	)
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
@@ -138,7 +140,10 @@ func Start(t testing.TB, unitDir string) *Harness {
 		_ = cmd.Wait()
 		close(exited)
 	}()
-	t.Cleanup(func() { stop(t, cmd.Process.Pid, exited, logPath) })
+	t.Cleanup(func() {
+		stop(t, cmd.Process.Pid, exited, logPath)
+		removeCgroups(filepath.Base(dir))
+	})
 
 	deadline := time.After(readyTimeout)
 	for {
@@ -167,6 +172,14 @@ mkdir -p /run/systemd
 mount -t tmpfs tmpfs /run/systemd
 # systemd --user refuses to start unless /run/systemd/system exists.
 mkdir -p /run/systemd/system
+# A cgroup of its own in each hierarchy that systemd keeps its units in: a manager
+# puts app.slice, runtime.slice... under its own cgroup (or that cgroup's parent when
+# it is init.scope), so managers started side by side from one cgroup would share
+# their units' cgroups, and stopping a unit in one would kill the other's processes.
+for m in $(awk '$3 == "cgroup2" || ($3 == "cgroup" && $4 ~ /(^|,)name=systemd(,|$)/) { print $2 }' /proc/self/mounts); do
+	{ mkdir "$m/$EKSBOOT_SD_CGROUP" && echo 0 >"$m/$EKSBOOT_SD_CGROUP/cgroup.procs"; } ||
+		echo "systemd harness: no cgroup of its own under $m: managers running side by side may collide" >&2
+done
 "$EKSBOOT_SD_SYSTEMD" --user &
 sd=$!
 while :; do
@@ -185,6 +198,41 @@ done
 : >"$EKSBOOT_SD_READY"
 wait
 `
+
+// removeCgroups removes the harness's cgroup, name, from every cgroup hierarchy, its
+// children first (best effort: a cgroup goes once its last process is reaped).
+func removeCgroups(name string) {
+	mounts, err := os.ReadFile("/proc/self/mounts")
+	if err != nil {
+		return
+	}
+	for _, line := range strings.Split(string(mounts), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 3 || (f[2] != "cgroup" && f[2] != "cgroup2") {
+			continue
+		}
+		top := filepath.Join(f[1], name)
+		var dirs []string
+		_ = filepath.WalkDir(top, func(p string, d os.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				dirs = append(dirs, p)
+			}
+			return nil
+		})
+		for attempt := 0; attempt < 50 && len(dirs) > 0; attempt++ {
+			var left []string
+			for i := len(dirs) - 1; i >= 0; i-- { // deepest first
+				if err := syscall.Rmdir(dirs[i]); err != nil && !os.IsNotExist(err) {
+					left = append([]string{dirs[i]}, left...)
+				}
+			}
+			dirs = left
+			if len(dirs) > 0 {
+				time.Sleep(20 * time.Millisecond)
+			}
+		}
+	}
+}
 
 // missing says why the harness cannot run here, or "" if it can.
 func missing() string {
