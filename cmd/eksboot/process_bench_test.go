@@ -22,7 +22,8 @@ const envBenchBinary = "EKSBOOT_BENCH_BINARY"
 // case 01 (m5.large) against its fake IMDS and EC2 on 127.0.0.1, into an empty root
 // each time; "bootstrap-ami" the same into a root with the image's directories
 // (amiDirs); "version" is `eksboot version`; "floor" is a static Go program that only
-// prints a line (testdata/floor), the least any Go binary costs here. Besides ns/op it prints the wall time
+// prints a line (testdata/floor), the least any Go binary costs here, and
+// "floor-http" the same with net/http linked in (testdata/floor-http). Besides ns/op it prints the wall time
 // of each run (fork and exec included) as min/median/max, the median CPU time of
 // the process (getrusage user+sys, less swayed by a busy machine than the wall
 // time), its peak RSS (ru_maxrss) and the binary's size. ru_maxrss is an upper
@@ -83,20 +84,23 @@ func BenchmarkProcess(b *testing.B) {
 	b.Run("version", func(b *testing.B) {
 		measure(b, bin, st.Size(), env, func() []string { return []string{"version"} })
 	})
-	b.Run("floor", func(b *testing.B) {
-		// The same measurement of a static Go program that only prints a line: what
-		// any Go binary costs to start here (runtime, fork and exec), for scale.
-		floor, cleanup, err := testtools.BuildEksboot("./testdata/floor")
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(cleanup)
-		fst, err := os.Stat(floor)
-		if err != nil {
-			b.Fatal(err)
-		}
-		measure(b, floor, fst.Size(), env, func() []string { return nil })
-	})
+	// The same measurement of static Go programs that only print a line: what any Go
+	// binary costs to start here (runtime, fork and exec), and one with net/http, for
+	// scale.
+	for _, floor := range []string{"floor", "floor-http"} {
+		b.Run(floor, func(b *testing.B) {
+			bin, cleanup, err := testtools.BuildEksboot("./testdata/" + floor)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(cleanup)
+			fst, err := os.Stat(bin)
+			if err != nil {
+				b.Fatal(err)
+			}
+			measure(b, bin, fst.Size(), env, func() []string { return nil })
+		})
+	}
 }
 
 // measure runs bin b.N times with the arguments args gives (made outside the
