@@ -71,12 +71,12 @@ parity: ## Compare with bootstrap.sh's golden outputs (needs ../shared, root).
 	../shared/tools/parity/run
 
 .PHONY: generate
-generate: ## Regenerate maxpods/zz_generated_table.go (from assets/) and kubeletconf/zz_generated_types.go (from k8s.io/kubelet).
+generate: ## Regenerate maxpods/zz_generated_table.go (from assets/), kubeletconf/zz_generated_types.go (from k8s.io/kubelet) and zz_generated_template.go (from assets/).
 	CGO_ENABLED=0 $(GO) generate ./maxpods ./kubeletconf
 
 .PHONY: check-generated
 check-generated: ## Fail when a generated file is stale (make generate refreshes them).
-	CGO_ENABLED=0 $(GO) test -count=1 -run '^TestGeneratedFileIsFresh$$' ./maxpods/internal/gen ./kubeletconf/internal/typegen
+	CGO_ENABLED=0 $(GO) test -count=1 -run '^TestGeneratedFileIsFresh$$' ./maxpods/internal/gen ./kubeletconf/internal/typegen ./kubeletconf/internal/templategen
 
 # Runs of the release binary per command in BenchmarkProcess.
 BENCH_RUNS ?= 50

@@ -22,3 +22,4 @@
 package kubeletconf
 
 //go:generate go run ./internal/typegen -gomod ../go.mod -out zz_generated_types.go
+//go:generate go run ./internal/templategen -in ../assets/kubelet-config.json -out zz_generated_template.go

@@ -10,8 +10,6 @@ import (
 	"strconv"
 	"sync"
 	"time"
-
-	"github.com/eksboot/eksboot/assets"
 )
 
 // Input is everything per-node that goes into kubelet-config.json.
@@ -88,9 +86,14 @@ func EvictionHard() map[string]string {
 
 // Build returns the kubelet configuration for in: the AMI template
 // (assets.KubeletConfig) with bootstrap.sh's edits applied. It is
-// BuildFromTemplate(assets.KubeletConfig, in).
+// BuildFromTemplate(assets.KubeletConfig, in), without decoding the template at each
+// call: zz_generated_template.go has it decoded.
 func Build(in Input) (*KubeletConfiguration, error) {
-	return BuildFromTemplate(assets.KubeletConfig, in)
+	version, err := in.validate()
+	if err != nil {
+		return nil, err
+	}
+	return applyEdits(templateConfig(), in, version), nil
 }
 
 // BuildFromTemplate decodes template, a kubelet-config.json, strictly (unknown
@@ -118,7 +121,11 @@ func BuildFromTemplate(template []byte, in Input) (*KubeletConfiguration, error)
 	if err := dec.Decode(cfg); err != nil {
 		return nil, fmt.Errorf("decoding kubelet config template: %w", err)
 	}
+	return applyEdits(cfg, in, version), nil
+}
 
+// applyEdits applies bootstrap.sh's edits (see BuildFromTemplate) to cfg and returns it.
+func applyEdits(cfg *KubeletConfiguration, in Input, version semver) *KubeletConfiguration {
 	cfg.ClusterDNS = append([]string(nil), in.ClusterDNS...)
 	if version.atLeast(1, 22, 0) && !version.atLeast(1, 27, 0) {
 		if cfg.KubeAPIQPS == nil {
@@ -149,7 +156,7 @@ func BuildFromTemplate(template []byte, in Input) (*KubeletConfiguration, error)
 		cfg.ShutdownGracePeriod = Duration{Duration: in.ShutdownGracePeriod}
 		cfg.ShutdownGracePeriodCriticalPods = Duration{Duration: in.ShutdownGracePeriodCriticalPods}
 	}
-	return cfg, nil
+	return cfg
 }
 
 // validate checks every field of in and returns the parsed kubelet version.

@@ -1,6 +1,7 @@
 package kubeletconf
 
 import (
+	"bytes"
 	"encoding/json"
 	"path/filepath"
 	"reflect"
@@ -202,5 +203,26 @@ func TestBuildErrors(t *testing.T) {
 				t.Errorf("error = %q, want %q", err, tc.wantErr)
 			}
 		})
+	}
+}
+
+// TestTemplateConfigIsTheTemplate: the generated value is what decoding
+// assets.KubeletConfig strictly gives, and every call returns a value of its own.
+func TestTemplateConfigIsTheTemplate(t *testing.T) {
+	want := &KubeletConfiguration{}
+	dec := json.NewDecoder(bytes.NewReader(assets.KubeletConfig))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(want); err != nil {
+		t.Fatal(err)
+	}
+	got := templateConfig()
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("templateConfig() differs from the decoded template:\n%+v\n%+v", got, want)
+	}
+	got.FeatureGates["X"] = true
+	*got.SerializeImagePulls = true
+	got.TLSCipherSuites[0] = "changed"
+	if again := templateConfig(); !reflect.DeepEqual(again, want) {
+		t.Errorf("a change to one value shows in the next: %+v", again)
 	}
 }
