@@ -1,10 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/eksboot/eksboot/internal/genfile"
 )
 
 const (
@@ -24,12 +25,8 @@ func TestGeneratedFileIsFresh(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := os.ReadFile(goFile)
-	if err != nil {
+	if err := genfile.WriteOrCheck(goFile, want, true, "the template changed", "make generate"); err != nil {
 		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatalf("kubeletconf/zz_generated_template.go is stale: run `make generate` (go generate ./kubeletconf) and commit it")
 	}
 }
 

@@ -23,6 +23,8 @@ import (
 	"strings"
 
 	"github.com/eksboot/eksboot/kubeletconf"
+
+	"github.com/eksboot/eksboot/internal/genfile"
 )
 
 func main() {
@@ -50,17 +52,7 @@ func run(in, out string, check bool) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", in, err)
 	}
-	if check {
-		old, err := os.ReadFile(out)
-		if err != nil {
-			return err
-		}
-		if !bytes.Equal(old, src) {
-			return fmt.Errorf("%s is stale: the template changed; run `make generate` (go generate ./kubeletconf) and commit it", out)
-		}
-		return nil
-	}
-	return os.WriteFile(out, src, 0o644)
+	return genfile.WriteOrCheck(out, src, check, "the template changed", "make generate")
 }
 
 // generate decodes template strictly and returns the formatted source of a function

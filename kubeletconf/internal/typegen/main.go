@@ -33,6 +33,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	logsapi "k8s.io/component-base/logs/api/v1"
 	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
+
+	"github.com/eksboot/eksboot/internal/genfile"
 )
 
 func main() {
@@ -64,17 +66,7 @@ func run(goMod, out string, check bool) error {
 	if err != nil {
 		return err
 	}
-	if check {
-		old, err := os.ReadFile(out)
-		if err != nil {
-			return err
-		}
-		if !bytes.Equal(old, src) {
-			return fmt.Errorf("%s is stale: k8s.io/kubelet changed; run `make generate` (go generate ./kubeletconf) and commit it", out)
-		}
-		return nil
-	}
-	return os.WriteFile(out, src, 0o644)
+	return genfile.WriteOrCheck(out, src, check, "k8s.io/kubelet changed", "make generate")
 }
 
 var requireRE = regexp.MustCompile(`(?m)^\s*(?:require\s+)?k8s\.io/kubelet\s+(v\S+)`)

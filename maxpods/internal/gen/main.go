@@ -7,10 +7,11 @@
 package main
 
 import (
-	"bytes"
 	"flag"
 	"fmt"
 	"os"
+
+	"github.com/eksboot/eksboot/internal/genfile"
 )
 
 func main() {
@@ -43,15 +44,5 @@ func run(csvPath, txtPath, out string, check bool) error {
 	if err != nil {
 		return err
 	}
-	if check {
-		old, err := os.ReadFile(out)
-		if err != nil {
-			return err
-		}
-		if !bytes.Equal(old, src) {
-			return fmt.Errorf("%s is stale: its inputs changed; run `make generate` (go generate ./maxpods) and commit it", out)
-		}
-		return nil
-	}
-	return os.WriteFile(out, src, 0o644)
+	return genfile.WriteOrCheck(out, src, check, "its inputs changed", "make generate")
 }
