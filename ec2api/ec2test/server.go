@@ -9,20 +9,17 @@
 package ec2test
 
 import (
-	"errors"
-	"fmt"
-	"net"
 	"net/http"
 	"sync"
-	"time"
 
 	"github.com/eksboot/eksboot/maxpods"
+
+	"github.com/eksboot/eksboot/internal/fakehttp"
 )
 
 // Server is a running fake EC2 endpoint. Its methods are safe for concurrent use.
 type Server struct {
-	ln  net.Listener
-	srv *http.Server
+	http *fakehttp.Server
 
 	mu        sync.Mutex
 	instances []instance
@@ -46,35 +43,25 @@ type apiError struct {
 // NewServer starts a fake EC2 endpoint on a free port of 127.0.0.1. It knows no
 // instances and no instance types until they are added. Close stops it.
 func NewServer() (*Server, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, fmt.Errorf("fake ec2: listen on 127.0.0.1: %w", err)
-	}
 	s := &Server{
-		ln:        ln,
 		types:     map[string]maxpods.TypeInfo{},
 		errs:      map[string]apiError{},
 		calls:     map[string]int{},
 		limits:    map[string]*rateLimit{},
 		throttled: map[string]int{},
 	}
-	s.srv = &http.Server{Handler: http.HandlerFunc(s.serveHTTP), ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = s.srv.Serve(ln) }()
+	var err error
+	if s.http, err = fakehttp.Start("fake ec2", http.HandlerFunc(s.serveHTTP)); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
 // URL is the endpoint's base URL, e.g. "http://127.0.0.1:41234".
-func (s *Server) URL() string {
-	return "http://" + s.ln.Addr().String()
-}
+func (s *Server) URL() string { return s.http.URL() }
 
 // Close stops the server and closes its connections.
-func (s *Server) Close() error {
-	if err := s.srv.Close(); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("fake ec2: close: %w", err)
-	}
-	return nil
-}
+func (s *Server) Close() error { return s.http.Close() }
 
 // AddInstance adds (or replaces) an instance that DescribeInstances reports with
 // privateDNSName; an empty name is reported as an empty privateDnsName element.

@@ -11,12 +11,11 @@
 package eksapitest
 
 import (
-	"errors"
-	"fmt"
-	"net"
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/eksboot/eksboot/internal/fakehttp"
 )
 
 // Cluster is a cluster the fake knows. Empty fields are answered as JSON null (or
@@ -37,8 +36,7 @@ type Cluster struct {
 
 // Server is a running fake EKS endpoint. Its methods are safe for concurrent use.
 type Server struct {
-	ln   net.Listener
-	srv  *http.Server
+	http *fakehttp.Server
 	done chan struct{} // closed by Close: releases hung requests
 
 	mu        sync.Mutex
@@ -67,20 +65,16 @@ type apiError struct {
 // NewServer starts a fake EKS endpoint on a free port of 127.0.0.1. It knows no
 // clusters until they are added. Close stops it.
 func NewServer() (*Server, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, fmt.Errorf("fake eks: listen on 127.0.0.1: %w", err)
+	s := &Server{done: make(chan struct{}), clusters: map[string]*clusterState{}}
+	var err error
+	if s.http, err = fakehttp.Start("fake eks", http.HandlerFunc(s.serveHTTP)); err != nil {
+		return nil, err
 	}
-	s := &Server{ln: ln, done: make(chan struct{}), clusters: map[string]*clusterState{}}
-	s.srv = &http.Server{Handler: http.HandlerFunc(s.serveHTTP), ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = s.srv.Serve(ln) }()
 	return s, nil
 }
 
 // URL is the endpoint's base URL, e.g. "http://127.0.0.1:41234".
-func (s *Server) URL() string {
-	return "http://" + s.ln.Addr().String()
-}
+func (s *Server) URL() string { return s.http.URL() }
 
 // Close releases hung requests, stops the server and closes its connections.
 func (s *Server) Close() error {
@@ -91,10 +85,7 @@ func (s *Server) Close() error {
 		close(s.done)
 	}
 	s.mu.Unlock()
-	if err := s.srv.Close(); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("fake eks: close: %w", err)
-	}
-	return nil
+	return s.http.Close()
 }
 
 // AddCluster adds (or replaces) a cluster; its status sequence starts afresh.

@@ -1,16 +1,13 @@
 package imdstest
 
 import (
-	"errors"
-	"fmt"
 	"io"
-	"log"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
-	"time"
+
+	"github.com/eksboot/eksboot/internal/fakehttp"
 )
 
 // Token is the session token PUT /latest/api/token hands out until tokens
@@ -54,10 +51,8 @@ type Request struct {
 
 // Server is a fake IMDSv2 listening on 127.0.0.1. It is safe for concurrent use.
 type Server struct {
-	url  string
-	srv  *http.Server
+	http *fakehttp.Server
 	done chan struct{} // closed by Close: releases hung requests
-	quit chan error    // the result of Serve
 
 	mu       sync.Mutex
 	idle     *sync.Cond         // signalled when inflight drops to 0; uses mu
@@ -81,30 +76,21 @@ func NewServer(inst Instance) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, fmt.Errorf("imdstest: listen on 127.0.0.1: %w", err)
-	}
 	s := &Server{
-		url:    "http://" + ln.Addr().String(),
 		done:   make(chan struct{}),
-		quit:   make(chan error, 1),
 		tree:   tree,
 		hang:   map[string]bool{},
 		faults: map[string][]Fault{},
 	}
 	s.idle = sync.NewCond(&s.mu)
-	s.srv = &http.Server{
-		Handler:           s,
-		ReadHeaderTimeout: 30 * time.Second,
-		ErrorLog:          log.New(io.Discard, "", 0),
+	if s.http, err = fakehttp.Start("imdstest", s); err != nil {
+		return nil, err
 	}
-	go func() { s.quit <- s.srv.Serve(ln) }()
 	return s, nil
 }
 
 // URL returns the server's base URL, "http://127.0.0.1:PORT".
-func (s *Server) URL() string { return s.url }
+func (s *Server) URL() string { return s.http.URL() }
 
 // Close releases hung requests, stops the server and waits until its
 // handlers have returned. Calling it again returns the first call's result.
@@ -114,18 +100,12 @@ func (s *Server) Close() error {
 		s.closed = true
 		s.mu.Unlock()
 		close(s.done)
-		err := s.srv.Close()
-		if serveErr := <-s.quit; !errors.Is(serveErr, http.ErrServerClosed) {
-			err = errors.Join(err, serveErr)
-		}
+		s.closeErr = s.http.Close()
 		s.mu.Lock()
 		for s.inflight > 0 {
 			s.idle.Wait()
 		}
 		s.mu.Unlock()
-		if err != nil {
-			s.closeErr = fmt.Errorf("imdstest: close %s: %w", s.url, err)
-		}
 	})
 	return s.closeErr
 }
