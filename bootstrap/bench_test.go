@@ -22,12 +22,7 @@ import (
 func BenchmarkRun(b *testing.B) {
 	c, err := goldencase.Load(filepath.Join(goldenDir, "01-m5large-usw2-vpc192"))
 	must(b, err)
-	fakes, err := c.Start()
-	must(b, err)
-	b.Cleanup(fakes.Close)
-	for k, v := range fakes.Env() {
-		b.Setenv(k, v)
-	}
+	fakes := c.StartFor(b)
 	unsetAWSExtras(b)
 	run := func(b *testing.B, dir string) {
 		root, err := rootfs.New(dir)

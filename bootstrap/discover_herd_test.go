@@ -50,12 +50,7 @@ func TestDiscoveryHerd(t *testing.T) {
 
 	// One node's facts, gathered for real from the case's fake IMDS and EC2; each
 	// simulated node then discovers the cluster on its own and computes its files.
-	fakes, err := c.Start()
-	must(t, err)
-	t.Cleanup(fakes.Close)
-	for k, v := range fakes.Env() {
-		t.Setenv(k, v)
-	}
+	fakes := c.StartFor(t)
 	root, err := rootfs.New(t.TempDir())
 	must(t, err)
 	args := append(slices.Clone(c.Args), "--kubelet-version", c.KubeletVersion, "--imds-endpoint", fakes.IMDS.URL(),

@@ -55,12 +55,7 @@ func discoveryCase(t *testing.T, name string, drop ...string) (goldencase.Case, 
 // with the fake EKS, and returns the logs.
 func runIn(t *testing.T, c goldencase.Case, dir string, eks *eksapitest.Server, extra ...string) (*observer.ObservedLogs, error) {
 	t.Helper()
-	fakes, err := c.Start()
-	must(t, err)
-	t.Cleanup(fakes.Close)
-	for k, v := range fakes.Env() {
-		t.Setenv(k, v)
-	}
+	fakes := c.StartFor(t)
 	t.Setenv("AWS_ENDPOINT_URL_EKS", eks.URL())
 	must(t, c.WriteFiles(dir))
 	root, err := rootfs.New(dir)

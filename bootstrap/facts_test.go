@@ -121,7 +121,7 @@ func TestNodeNameForMetadataInstanceID(t *testing.T) {
 // written.
 func TestDirectoryThatCannotBeMadeWritesNothing(t *testing.T) {
 	c := base(t)
-	startEC2(t, c)
+	c.StartFor(t)
 	srv, err := imdstest.NewServer(c.IMDS)
 	must(t, err)
 	t.Cleanup(func() { srv.Close() })

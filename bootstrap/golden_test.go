@@ -31,12 +31,7 @@ func runCase(t *testing.T, c goldencase.Case, log *zap.Logger) (string, error) {
 // runCaseWith is runCase with a hook that may replace parts of the environment.
 func runCaseWith(t *testing.T, c goldencase.Case, log *zap.Logger, edit func(*Env)) (string, error) {
 	t.Helper()
-	fakes, err := c.Start()
-	must(t, err)
-	t.Cleanup(fakes.Close)
-	for k, v := range fakes.Env() {
-		t.Setenv(k, v)
-	}
+	fakes := c.StartFor(t)
 	dir := t.TempDir()
 	must(t, c.WriteFiles(dir))
 	root, err := rootfs.New(dir)

@@ -141,25 +141,13 @@ func tree(t *testing.T, dir string) map[string]string {
 	return files
 }
 
-// startEC2 starts case c's fakes and points the AWS SDK at its EC2; each run
-// brings its own IMDS.
-func startEC2(t *testing.T, c goldencase.Case) {
-	t.Helper()
-	fakes, err := c.Start()
-	must(t, err)
-	t.Cleanup(fakes.Close)
-	for k, v := range fakes.Env() {
-		t.Setenv(k, v)
-	}
-}
-
 // TestIMDSFaultMatrix bootstraps golden case 01 under each fault kind on each
 // path it reads. Transient faults must give the same files as a run without
 // faults; permanent ones must fail before anything is written, with an error
 // naming the path. Run with -v to see the matrix.
 func TestIMDSFaultMatrix(t *testing.T) {
 	c := base(t)
-	startEC2(t, c)
+	c.StartFor(t) // the AWS SDK at the case's EC2; each run brings its own IMDS
 	newServer := func() *imdstest.Server {
 		s, err := imdstest.NewServer(c.IMDS)
 		must(t, err)
@@ -265,7 +253,7 @@ func TestIMDSFaultMatrix(t *testing.T) {
 // The attempt timeout is left at its default (5s), longer than the deadline.
 func TestHungIMDSCannotStallBootstrap(t *testing.T) {
 	c := base(t)
-	startEC2(t, c)
+	c.StartFor(t) // the AWS SDK at the case's EC2; each run brings its own IMDS
 	every := make([]string, 0, len(faultPaths))
 	for _, p := range faultPaths {
 		every = append(every, p[1])
@@ -311,7 +299,7 @@ func TestHungIMDSCannotStallBootstrap(t *testing.T) {
 // used only with --imds-v1-fallback.
 func TestIMDSv1FallbackFlag(t *testing.T) {
 	c := base(t)
-	startEC2(t, c)
+	c.StartFor(t) // the AWS SDK at the case's EC2; each run brings its own IMDS
 	for _, fallback := range []bool{false, true} {
 		t.Run(fmt.Sprintf("fallback=%v", fallback), func(t *testing.T) {
 			srv, err := imdstest.NewServer(c.IMDS)

@@ -79,12 +79,7 @@ func TestBootStorm(t *testing.T) {
 	sdkBackoff := os.Getenv(envStormBackoff) == "sdk"
 	c := golden(t, "01-m5large-usw2-vpc192")
 	c.IMDS.InstanceType = stormType
-	fakes, err := c.Start()
-	must(t, err)
-	t.Cleanup(fakes.Close)
-	for k, v := range fakes.Env() {
-		t.Setenv(k, v)
-	}
+	fakes := c.StartFor(t)
 	unsetAWSExtras(t)
 	fakes.EC2.AddInstanceType(stormType, maxpods.TypeInfo{Hypervisor: "nitro", VCPUs: 2, ENIs: 3, IPv4PerENI: 10})
 	fakes.EC2.SetRateLimit("DescribeInstanceTypes", rate, time.Second)

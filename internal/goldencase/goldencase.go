@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"testing"
 
 	"github.com/eksboot/eksboot/ec2api/ec2test"
 	"github.com/eksboot/eksboot/imds/imdstest"
@@ -151,6 +152,21 @@ func (c Case) Start() (*Fakes, error) {
 		ec2.AddInstanceType(c.IMDS.InstanceType, maxpods.TypeInfo{Hypervisor: d.Hypervisor, VCPUs: d.CPUCount, ENIs: enis, IPv4PerENI: d.NetworkInfo.Ipv4AddressesPerInterface})
 	}
 	return &Fakes{IMDS: metadata, EC2: ec2}, nil
+}
+
+// StartFor starts the case's fakes for a test or benchmark: they stop when it ends,
+// and their environment (Env) is set in the process for its duration.
+func (c Case) StartFor(tb testing.TB) *Fakes {
+	tb.Helper()
+	f, err := c.Start()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(f.Close)
+	for k, v := range f.Env() {
+		tb.Setenv(k, v)
+	}
+	return f
 }
 
 // Env is the environment that points the AWS SDK at the fake EC2, with dummy
