@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 
@@ -108,35 +107,6 @@ func withoutDirs(entries map[string]string) map[string]string {
 		}
 	}
 	return out
-}
-
-// compareTrees reports every entry that differs between got and want.
-func compareTrees(t *testing.T, got, want map[string]string) {
-	t.Helper()
-	keys := map[string]bool{}
-	for k := range got {
-		keys[k] = true
-	}
-	for k := range want {
-		keys[k] = true
-	}
-	var sorted []string
-	for k := range keys {
-		sorted = append(sorted, k)
-	}
-	sort.Strings(sorted)
-	for _, k := range sorted {
-		g, gok := got[k]
-		w, wok := want[k]
-		switch {
-		case !gok:
-			t.Errorf("%s: missing (want %.80q)", k, w)
-		case !wok:
-			t.Errorf("%s: not expected (got %.80q)", k, g)
-		case g != w:
-			t.Errorf("%s differs:\n got: %.200q\nwant: %.200q", k, g, w)
-		}
-	}
 }
 
 // copyTree copies the tree at src to dst (which must not exist), keeping modes

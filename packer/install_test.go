@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/eksboot/eksboot/internal/testtools"
 )
 
 // original is the bootstrap.sh of the image before eksboot (a stand-in).
@@ -84,7 +86,7 @@ func TestInstallTwice(t *testing.T) {
 			t.Errorf("second run says %q, want every step unchanged:\n%s", verb, out)
 		}
 	}
-	compareTrees(t, tree(t, root), first)
+	testtools.CompareTrees(t, tree(t, root), first)
 
 	// A package update that puts a new bootstrap.sh back: it is replaced again, but
 	// the first original stays in bootstrap.sh.orig.
@@ -96,7 +98,7 @@ func TestInstallTwice(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "the first original stays in /etc/eks/bootstrap.sh.orig") {
 		t.Fatalf("third run: exit %d:\n%s", code, out)
 	}
-	compareTrees(t, tree(t, root), first)
+	testtools.CompareTrees(t, tree(t, root), first)
 }
 
 // TestInstallRefuses checks that install.sh stops before writing anything, with a

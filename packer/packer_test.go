@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/eksboot/eksboot/internal/goldencase"
+
+	"github.com/eksboot/eksboot/internal/testtools"
 )
 
 const (
@@ -97,7 +99,7 @@ func TestStagingBuild(t *testing.T) {
 	needTools(t, "packer")
 	t.Parallel()
 	staged := stage(t)
-	compareTrees(t, tree(t, staged), stagedTree(t))
+	testtools.CompareTrees(t, tree(t, staged), stagedTree(t))
 	if t.Failed() {
 		t.FailNow()
 	}
@@ -110,7 +112,7 @@ func TestStagingBuild(t *testing.T) {
 		if code, out := command(t, ".", nil, "systemctl", "--root="+root, "enable", "eksboot-config.service", "eksboot-run.service"); code != 0 {
 			t.Fatalf("systemctl --root enable: exit %d:\n%s", code, out)
 		}
-		compareTrees(t, tree(t, root), tree(t, staged))
+		testtools.CompareTrees(t, tree(t, root), tree(t, staged))
 	})
 
 	t.Run("bootstrap.sh", func(t *testing.T) {
@@ -160,7 +162,7 @@ func testStagedBootstrap(t *testing.T, staged string) {
 		t.Fatalf("eksboot bootstrap: exit %d:\n%s", code, out)
 	}
 	got := tree(t, viaImage)
-	compareTrees(t, got, tree(t, viaCommand))
+	testtools.CompareTrees(t, got, tree(t, viaCommand))
 
 	// What it wrote on top of the image is what the blackbox test expects.
 	want := withoutDirs(tree(t, staged))
@@ -170,7 +172,7 @@ func testStagedBootstrap(t *testing.T, staged string) {
 		}
 		want[k] = v
 	}
-	compareTrees(t, withoutDirs(got), want)
+	testtools.CompareTrees(t, withoutDirs(got), want)
 }
 
 // TestLocalSourceNeedsStagingDir is a guard for the template's wiring: without a

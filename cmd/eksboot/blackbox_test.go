@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 
@@ -163,7 +162,7 @@ func TestBlackbox(t *testing.T) {
 				writeTree(t, wantDir, got)
 			}
 			want := tree(t, wantDir)
-			compareTrees(t, got, want)
+			testtools.CompareTrees(t, got, want)
 		})
 	}
 }
@@ -186,32 +185,6 @@ func writeTree(t *testing.T, dir string, files map[string]string) {
 		}
 		if err := os.Chmod(p, mode); err != nil {
 			t.Fatal(err)
-		}
-	}
-}
-
-func compareTrees(t *testing.T, got, want map[string]string) {
-	t.Helper()
-	var keys []string
-	for k := range got {
-		keys = append(keys, k)
-	}
-	for k := range want {
-		if _, ok := got[k]; !ok {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		g, gok := got[k]
-		w, wok := want[k]
-		switch {
-		case !gok:
-			t.Errorf("%s: not written", k)
-		case !wok:
-			t.Errorf("%s: written but not expected", k)
-		case g != w:
-			t.Errorf("%s differs:\n got: %q\nwant: %q", k, g, w)
 		}
 	}
 }
@@ -268,7 +241,7 @@ func TestBootstrapShName(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	compareTrees(t, tree(t, root), tree(t, filepath.Join(blackboxDir, "01-m5large-usw2-vpc192")))
+	testtools.CompareTrees(t, tree(t, root), tree(t, filepath.Join(blackboxDir, "01-m5large-usw2-vpc192")))
 
 	code, stdout, _ := run(t, nil, "bootstrap.sh", "--help")
 	if code != 0 || !strings.Contains(stdout, "--b64-cluster-ca") || !strings.Contains(stdout, "--kubelet-extra-args") {
@@ -305,7 +278,7 @@ func TestDryRunAndRerun(t *testing.T) {
 	if code != 0 || !strings.Contains(stderr, "every file already up to date") || strings.Contains(stderr, "\twrote\t") {
 		t.Errorf("second run: exit %d, want no writes:\n%s", code, stderr)
 	}
-	compareTrees(t, tree(t, root), first)
+	testtools.CompareTrees(t, tree(t, root), first)
 
 	// Without extra args the stale 30-kubelet-extra-args.conf goes (bootstrap.sh kept it).
 	var noExtra []string

@@ -128,7 +128,7 @@ func TestCrashConsistency(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("rerun after a kill at %s #%d: exit %d\n%s", group, n, code, stderr)
 			}
-			compareTrees(t, tree(t, root), next)
+			testtools.CompareTrees(t, tree(t, root), next)
 		}
 	}
 	names := make([]string, 0, len(paths))

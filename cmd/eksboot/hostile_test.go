@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/eksboot/eksboot/internal/testtools"
 )
 
 // TestHostileInputLeavesTheNodeAlone runs the binary with hostile or broken values on a
@@ -91,7 +93,7 @@ func TestHostileInputLeavesTheNodeAlone(t *testing.T) {
 			if strings.Contains(stderr+stdout, "BEGIN CERTIFICATE") || strings.Contains(stderr+stdout, "MIIDCzCCAfOgAwIBAgIU") {
 				t.Error("the output shows the CA")
 			}
-			compareTrees(t, tree(t, seed), before)
+			testtools.CompareTrees(t, tree(t, seed), before)
 		})
 	}
 	if len(tests) < 30 {

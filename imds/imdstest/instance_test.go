@@ -4,8 +4,9 @@ import (
 	"encoding/json"
 	"os"
 	"reflect"
-	"sort"
 	"testing"
+
+	"github.com/eksboot/eksboot/internal/testtools"
 )
 
 // parityCase is one entry of testdata/fake_aws_trees.json: an instance and
@@ -43,28 +44,7 @@ func TestBuildTreeMatchesParityFake(t *testing.T) {
 			if err != nil {
 				t.Fatalf("buildTree: %v", err)
 			}
-			var paths []string
-			for p := range pc.Tree {
-				paths = append(paths, p)
-			}
-			for p := range got {
-				if _, ok := pc.Tree[p]; !ok {
-					paths = append(paths, p)
-				}
-			}
-			sort.Strings(paths)
-			for _, p := range paths {
-				want, inWant := pc.Tree[p]
-				have, inGot := got[p]
-				switch {
-				case !inGot:
-					t.Errorf("path %q missing", p)
-				case !inWant:
-					t.Errorf("path %q served but the parity fake has no such path", p)
-				case have != want:
-					t.Errorf("path %q:\n got %q\nwant %q", p, have, want)
-				}
-			}
+			testtools.CompareTrees(t, got, pc.Tree)
 		})
 	}
 }

@@ -2,7 +2,8 @@
 // static eksboot binary, built once per test binary, and external tools (strace,
 // packer, shellcheck, systemd-analyze) that CI must have. It exists so those rules
 // (how the binary is built, when a missing tool is a skip and when a failure) live
-// in one place. Tests only.
+// in one place. It also holds CompareTrees, the comparison of written (or served)
+// trees that the blackbox, packer and imdstest tests share. Tests only.
 package testtools
 
 import (
@@ -10,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"testing"
 )
 
@@ -62,4 +64,33 @@ func Require(t testing.TB, name string) string {
 		t.Skipf("%s is not installed (apt-get install it; %s=1 makes this a failure)", name, RequireEnv)
 	}
 	return p
+}
+
+// CompareTrees reports, in path order, every entry that is missing from got, is in got
+// but not in want, or differs: for trees of files (path -> content, as the tests that
+// write into a root read them back) or of served paths.
+func CompareTrees(t testing.TB, got, want map[string]string) {
+	t.Helper()
+	var keys []string
+	for k := range want {
+		keys = append(keys, k)
+	}
+	for k := range got {
+		if _, ok := want[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		g, gok := got[k]
+		w, wok := want[k]
+		switch {
+		case !gok:
+			t.Errorf("%s: missing (want %.80q)", k, w)
+		case !wok:
+			t.Errorf("%s: not expected (got %.80q)", k, g)
+		case g != w:
+			t.Errorf("%s differs:\n got: %.200q\nwant: %.200q", k, g, w)
+		}
+	}
 }
