@@ -108,12 +108,12 @@ type Quantity struct {
 	s string
 }
 
-// ParseQuantity returns s as a Quantity, or an error when resource.ParseQuantity
+// parseQuantity returns s as a Quantity, or an error when resource.ParseQuantity
 // would reject it. It accepts what that parser accepts, quirks included (".5", "1.",
 // "+", "Gi" and "e3" are all quantities to it): a sign, digits, an optional '.' and
 // digits, then a suffix (n u m k M G T P E, Ki Mi Gi Ti Pi Ei, or e/E and a signed
 // exponent). FuzzQuantity holds the two to the same answers.
-func ParseQuantity(s string) (Quantity, error) {
+func parseQuantity(s string) (Quantity, error) {
 	if !isQuantity(s) {
 		return Quantity{}, fmt.Errorf("quantity %q: want a number with an optional suffix (Ki, Mi, Gi, Ti, Pi, Ei, n, u, m, k, M, G, T, P, E or an exponent)", s)
 	}
@@ -196,7 +196,7 @@ func (q *Quantity) UnmarshalJSON(b []byte) error {
 	if len(b) >= 2 && b[0] == '"' && b[len(b)-1] == '"' {
 		b = b[1 : len(b)-1]
 	}
-	v, err := ParseQuantity(strings.TrimSpace(string(b)))
+	v, err := parseQuantity(strings.TrimSpace(string(b)))
 	if err != nil {
 		return err
 	}

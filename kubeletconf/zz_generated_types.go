@@ -2,9 +2,6 @@
 
 package kubeletconf
 
-// KubeletVersionOfTypes is the k8s.io/kubelet version these types were generated from.
-const KubeletVersionOfTypes = "v0.37.2"
-
 // KubeletConfiguration has the JSON shape of k8s.io/kubelet/config/v1beta1.KubeletConfiguration.
 type KubeletConfiguration struct {
 	TypeMeta                                  `json:""`
