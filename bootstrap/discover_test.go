@@ -55,7 +55,17 @@ func discoveryCase(t *testing.T, name string, drop ...string) (goldencase.Case, 
 // with the fake EKS, and returns the logs.
 func runIn(t *testing.T, c goldencase.Case, dir string, eks *eksapitest.Server, extra ...string) (*observer.ObservedLogs, error) {
 	t.Helper()
+	return runInWith(t, c, dir, eks, nil, extra...)
+}
+
+// runInWith is runIn with a hook that may change the fakes (and the environment)
+// before the run.
+func runInWith(t *testing.T, c goldencase.Case, dir string, eks *eksapitest.Server, prep func(*goldencase.Fakes), extra ...string) (*observer.ObservedLogs, error) {
+	t.Helper()
 	fakes := c.StartFor(t)
+	if prep != nil {
+		prep(fakes)
+	}
 	t.Setenv("AWS_ENDPOINT_URL_EKS", eks.URL())
 	must(t, c.WriteFiles(dir))
 	root, err := rootfs.New(dir)
@@ -307,5 +317,34 @@ func TestValidateLeavesAMissingCAOrEndpointToDiscovery(t *testing.T) {
 		if _, err := Validate(o); err != nil {
 			t.Errorf("%q: %v", args, err)
 		}
+	}
+}
+
+// TestClientsShareCredentials: a node that discovers its cluster and asks EC2 for its
+// name reads its instance-profile credentials from IMDS once, for both clients.
+func TestClientsShareCredentials(t *testing.T) {
+	c, cl := discoveryCase(t, "01-m5large-usw2-vpc192")
+	const credPath = "/latest/meta-data/iam/security-credentials/"
+	var fakes *goldencase.Fakes
+	_, err := runInWith(t, c, t.TempDir(), newEKS(t, cl), func(f *goldencase.Fakes) {
+		fakes = f
+		role := "eks-node-role"
+		creds := `{"Code":"Success","Type":"AWS-HMAC","AccessKeyId":"ASIAROLE","SecretAccessKey":"s","Token":"t",` +
+			`"Expiration":"` + time.Now().Add(6*time.Hour).UTC().Format(time.RFC3339) + `"}`
+		f.IMDS.SetOverride(credPath, &role)
+		f.IMDS.SetOverride(credPath+role, &creds)
+		for _, k := range []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_EC2_METADATA_DISABLED"} {
+			t.Setenv(k, "")
+		}
+	})
+	must(t, err)
+	n := 0
+	for _, r := range fakes.IMDS.Requests() {
+		if r.Method == "GET" && r.Path == credPath+"eks-node-role" {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d reads of the role's credentials, want 1 for the EC2 and EKS clients together", n)
 	}
 }

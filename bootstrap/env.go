@@ -8,11 +8,12 @@ import (
 	"os/exec"
 	"runtime"
 	"strconv"
+	"sync"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"go.uber.org/zap"
 
-	"github.com/eksboot/eksboot/awsconf"
 	"github.com/eksboot/eksboot/ec2api"
 	"github.com/eksboot/eksboot/eksapi"
 	"github.com/eksboot/eksboot/imds"
@@ -56,6 +57,24 @@ type Env struct {
 
 // DefaultEnv returns the real environment for root, logging to log.
 func DefaultEnv(root *rootfs.Root, log *zap.Logger, stdout, stderr io.Writer) *Env {
+	// The EC2 and EKS clients of a run share one AWS config, so one credentials cache:
+	// the instance profile's credentials are read from IMDS once, not once per client
+	// (the two may ask at the same time: the EC2 call starts during discovery).
+	var mu sync.Mutex
+	configs := map[[2]string]aws.Config{}
+	awsConfig := func(region, imdsEndpoint string) (aws.Config, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		key := [2]string{region, imdsEndpoint}
+		if cfg, ok := configs[key]; ok {
+			return cfg, nil
+		}
+		cfg, err := ec2api.LoadConfig(region, imdsEndpoint)
+		if err == nil {
+			configs[key] = cfg
+		}
+		return cfg, err
+	}
 	return &Env{
 		Root:   root,
 		Log:    log,
@@ -63,14 +82,14 @@ func DefaultEnv(root *rootfs.Root, log *zap.Logger, stdout, stderr io.Writer) *E
 		Getenv: os.Getenv,
 		IMDS:   imds.Fetch,
 		EC2: func(ctx context.Context, region, imdsEndpoint string) (ec2api.API, error) {
-			cfg, err := ec2api.LoadConfig(region, imdsEndpoint)
+			cfg, err := awsConfig(region, imdsEndpoint)
 			if err != nil {
 				return nil, err
 			}
 			return ec2api.New(cfg), nil
 		},
 		EKS: func(ctx context.Context, region, imdsEndpoint string) (eksapi.API, error) {
-			cfg, err := awsconf.Load(awsconf.Options{Region: region, IMDSEndpoint: imdsEndpoint})
+			cfg, err := awsConfig(region, imdsEndpoint) // eksapi takes its credentials, HTTP client and endpoints, not its retryer
 			if err != nil {
 				return nil, err
 			}
