@@ -14,6 +14,7 @@
 package awsconf
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -83,7 +84,7 @@ func Load(opts Options) (aws.Config, error) {
 		return aws.Config{}, err
 	}
 	cfg := aws.Config{
-		Region:        firstNonEmpty(opts.Region, getenv(EnvRegion), getenv(EnvDefaultRegion)),
+		Region:        cmp.Or(opts.Region, getenv(EnvRegion), getenv(EnvDefaultRegion)),
 		ConfigSources: []any{src},
 	}
 	if cfg.Region == "" {
@@ -213,13 +214,4 @@ func (s *envSource) GetUseFIPSEndpoint(context.Context) (aws.FIPSEndpointState, 
 // GetUseDualStackEndpoint returns AWS_USE_DUALSTACK_ENDPOINT.
 func (s *envSource) GetUseDualStackEndpoint(context.Context) (aws.DualStackEndpointState, bool, error) {
 	return s.dualStack, s.dualStack != aws.DualStackEndpointStateUnset, nil
-}
-
-func firstNonEmpty(vs ...string) string {
-	for _, v := range vs {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }

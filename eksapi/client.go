@@ -12,6 +12,7 @@ package eksapi
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -228,7 +229,7 @@ func answerError(resp *http.Response, body []byte) error {
 		MessageC string `json:"Message"`
 	}
 	_ = json.Unmarshal(body, &b) // a body that is not JSON has no code or message
-	code := firstNonEmpty(resp.Header.Get("X-Amzn-ErrorType"), b.Type, b.Code)
+	code := cmp.Or(resp.Header.Get("X-Amzn-ErrorType"), b.Type, b.Code)
 	if i := strings.IndexByte(code, ':'); i >= 0 {
 		code = code[:i]
 	}
@@ -242,14 +243,5 @@ func answerError(resp *http.Response, body []byte) error {
 		}
 		return &StatusError{Status: resp.StatusCode, Excerpt: excerpt}
 	}
-	return &APIError{Status: resp.StatusCode, Code: code, Message: firstNonEmpty(b.Message, b.MessageC)}
-}
-
-func firstNonEmpty(vs ...string) string {
-	for _, v := range vs {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
+	return &APIError{Status: resp.StatusCode, Code: code, Message: cmp.Or(b.Message, b.MessageC)}
 }
