@@ -96,6 +96,16 @@ bench: build ## Benchmarks (docs/performance.md): table lookup with ratios, rend
 	@printf '\nwhole process, $(BENCH_RUNS) runs of $(BIN) per command:\n'
 	$(NETNS) sh -c 'ip link set lo up 2>/dev/null; EKSBOOT_BENCH_BINARY=$(CURDIR)/$(BIN) CGO_ENABLED=0 exec $(GO) test -run "^$$" -bench "^BenchmarkProcess$$" -benchtime=$(BENCH_RUNS)x -benchmem -count=1 ./cmd/eksboot'
 
+# bench-ext4: BenchmarkProcess with its roots on a fresh, journaled ext4 (a 2 GiB image
+# under /tmp, loop-mounted), as a new node's root volume is: /tmp itself may be a
+# file system churned by the test suites (docs/performance.md). Root only.
+.PHONY: bench-ext4
+bench-ext4: build ## The whole-process benchmark with its roots on a fresh ext4 (root; mkfs.ext4 and a loop device).
+	@set -e; img=$$(mktemp /tmp/eksboot-ext4-XXXXXX.img); mnt=$$(mktemp -d /tmp/eksboot-ext4-XXXXXX); \
+	trap 'umount "$$mnt" 2>/dev/null; rm -rf "$$img" "$$mnt"' EXIT; \
+	truncate -s 2G "$$img"; mkfs.ext4 -q -F "$$img"; mount -o loop "$$img" "$$mnt"; \
+	$(NETNS) sh -c "ip link set lo up 2>/dev/null; TMPDIR=$$mnt EKSBOOT_BENCH_BINARY=$(CURDIR)/$(BIN) CGO_ENABLED=0 exec $(GO) test -run '^\$$' -bench '^BenchmarkProcess/bootstrap' -benchtime=$(BENCH_RUNS)x -count=1 ./cmd/eksboot"
+
 # The boot storm: STORM_NODES nodes at once; STORM_BACKOFF=sdk shows the SDK's own
 # delays after throttling (the before of docs/performance.md).
 STORM_NODES ?= 2000
