@@ -40,8 +40,8 @@ func TestUnitsOrdering(t *testing.T) {
 		b    []byte
 		want []string
 	}{
-		{"eksboot-config.service", EksbootConfigService, []string{"Type=oneshot", "Before=cloud-init.service", "After=network-online.target", "ExecStart=/usr/bin/eksboot init --phase config"}},
-		{"eksboot-run.service", EksbootRunService, []string{"Type=oneshot", "Requires=eksboot-config.service", "After=eksboot-config.service cloud-final.service", "ExecStart=/usr/bin/eksboot init --phase run"}},
+		{"eksboot-config.service", EksbootConfigService, []string{"Type=oneshot", "Before=cloud-init.service", "After=systemd-networkd-wait-online.service networking.service", "DefaultDependencies=no", "ExecStart=/usr/bin/eksboot init --phase config"}},
+		{"eksboot-run.service", EksbootRunService, []string{"Type=oneshot", "Requires=eksboot-config.service", "After=eksboot-config.service cloud-final.service", "DefaultDependencies=no", "ExecStart=/usr/bin/eksboot init --phase run"}},
 	} {
 		for _, w := range tc.want {
 			if !strings.Contains(string(tc.b), "\n"+w+"\n") {

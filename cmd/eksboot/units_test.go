@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -10,15 +11,94 @@ import (
 
 	"github.com/eksboot/eksboot/assets"
 	"github.com/eksboot/eksboot/internal/goldencase"
+	"github.com/eksboot/eksboot/internal/testtools"
 	"github.com/eksboot/eksboot/systemd/systemdtest"
 )
 
+// cloudInitUnits are stand-ins for cloud-init's units with the [Unit] ordering
+// lines of the real ones (Debian 12's cloud-init 22.4.2, the box of make e2e; upstream
+// ships the same lines for Debian and Ubuntu) and ExecStart left for the caller. The
+// lines that matter to eksboot: cloud-init.service runs in early boot
+// (DefaultDependencies=no, Before=sysinit.target, Before=network-online.target) and
+// cloud-final.service after multi-user.target.
+var cloudInitUnits = map[string]string{
+	"cloud-init-local.service": "[Unit]\nDefaultDependencies=no\nWants=network-pre.target\n" +
+		"After=hv_kvp_daemon.service\nAfter=systemd-remount-fs.service\nBefore=NetworkManager.service\n" +
+		"Before=network-pre.target\nBefore=shutdown.target\nBefore=sysinit.target\nConflicts=shutdown.target\n" +
+		"RequiresMountsFor=/var/lib/cloud\n",
+	"cloud-init.service": "[Unit]\nDefaultDependencies=no\nWants=cloud-init-local.service\n" +
+		"Wants=sshd-keygen.service\nWants=sshd.service\nAfter=cloud-init-local.service\n" +
+		"After=systemd-networkd-wait-online.service\nAfter=networking.service\nBefore=network-online.target\n" +
+		"Before=chronyd.service\nBefore=sshd-keygen.service\nBefore=sshd.service\nBefore=sysinit.target\n" +
+		"Before=shutdown.target\nConflicts=shutdown.target\nBefore=systemd-user-sessions.service\n",
+	"cloud-config.service": "[Unit]\nAfter=network-online.target cloud-config.target\nAfter=snapd.seeded.service\n" +
+		"Wants=network-online.target cloud-config.target\n",
+	"cloud-final.service": "[Unit]\nAfter=network-online.target cloud-config.service rc-local.service\n" +
+		"After=multi-user.target\nBefore=apt-daily.service\nWants=network-online.target cloud-config.service\n",
+	"cloud-config.target": "[Unit]\nWants=cloud-init-local.service cloud-init.service\n" +
+		"After=cloud-init-local.service cloud-init.service\n",
+	"cloud-init.target": "[Unit]\nAfter=multi-user.target\n",
+}
+
+// cloudInitUnit is cloudInitUnits[name] with a [Service] running execStart.
+func cloudInitUnit(name, execStart string) string {
+	text := cloudInitUnits[name]
+	if strings.HasSuffix(name, ".service") {
+		text += "\n[Service]\nType=oneshot\nRemainAfterExit=yes\nExecStart=" + execStart + "\n"
+	}
+	return text
+}
+
+// TestBootUnitsHaveNoOrderingCycleWithCloudInit asks systemd-analyze verify, in
+// system mode, for the boot transaction of multi-user.target on a node with eksboot's
+// units enabled as packer/install.sh enables them and cloud-init's units (their real
+// ordering) enabled as cloud-init's generator enables them. Any ordering cycle fails
+// the test: at boot systemd breaks one by dropping a start job, and the node comes up
+// without cloud-init's user data or without eksboot's config phase.
+func TestBootUnitsHaveNoOrderingCycleWithCloudInit(t *testing.T) {
+	testtools.Require(t, "systemd-analyze")
+	dir := t.TempDir()
+	files := map[string]string{
+		"eksboot-config.service": strings.ReplaceAll(string(assets.EksbootConfigService), "/usr/bin/eksboot ", "/bin/true "),
+		"eksboot-run.service":    strings.ReplaceAll(string(assets.EksbootRunService), "/usr/bin/eksboot ", "/bin/true "),
+	}
+	for name := range cloudInitUnits {
+		files[name] = cloudInitUnit(name, "/bin/true")
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	links := map[string][]string{
+		"multi-user.target.wants": {"eksboot-config.service", "eksboot-run.service", "cloud-init.target"},
+		"cloud-init.target.wants": {"cloud-init-local.service", "cloud-init.service", "cloud-config.service", "cloud-final.service"},
+	}
+	for wants, names := range links {
+		for _, name := range names {
+			if err := os.MkdirAll(filepath.Join(dir, wants), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(filepath.Join(dir, name), filepath.Join(dir, wants, name)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	cmd := exec.Command("systemd-analyze", "verify", "multi-user.target")
+	// The trailing ":" keeps the built-in unit paths (sysinit.target, ...) after ours.
+	cmd.Env = append(os.Environ(), "SYSTEMD_UNIT_PATH="+dir+":")
+	out, err := cmd.CombinedOutput()
+	if err != nil || strings.Contains(string(out), "cycle") {
+		t.Errorf("systemd-analyze verify multi-user.target with eksboot's and cloud-init's units: %v\n%s", err, out)
+	}
+}
+
 // TestBootUnitsWithRealSystemd boots a NodeConfig node through the shipped
 // eksboot-config.service and eksboot-run.service on a real systemd manager, with
-// stand-ins for cloud-init.service (a user-data script that checks the files are
-// there and the kubelet is not, then drops a NodeConfig into /etc/eks/eksboot.d) and
-// cloud-final.service. The kubelet must start once, after cloud-init, with the
-// drop-in's flag appended to the user data's.
+// stand-ins for cloud-init.service (the real ordering lines and a user-data script that
+// checks the files are there and the kubelet is not, then drops a NodeConfig into
+// /etc/eks/eksboot.d) and cloud-final.service. The kubelet must start once, after
+// cloud-init, with the drop-in's flag appended to the user data's.
 func TestBootUnitsWithRealSystemd(t *testing.T) {
 	root := t.TempDir()
 	units := fakeUnits(t, root, "/bin/true")
@@ -64,8 +144,11 @@ func TestBootUnitsWithRealSystemd(t *testing.T) {
 		"test ! -e "+out+"/extra-args && echo yes > "+out+"/kubelet-not-started-yet\n"+
 		"mkdir -p "+filepath.Dir(dropIn)+"\n"+
 		"printf 'apiVersion: node.eks.aws/v1alpha1\\nkind: NodeConfig\\nspec:\\n  kubelet:\\n    flags: [--node-labels=phase=between]\\n' > "+dropIn+"\n")
-	writeFile(t, filepath.Join(units, "cloud-init.service"), "[Service]\nType=oneshot\nExecStart=/bin/sh "+root+"/cloud-init.sh\n")
-	writeFile(t, filepath.Join(units, "cloud-final.service"), "[Unit]\nAfter=cloud-init.service\n[Service]\nType=oneshot\nExecStart=/bin/true\n")
+	writeFile(t, filepath.Join(units, "cloud-init.service"), cloudInitUnit("cloud-init.service", "/bin/sh "+root+"/cloud-init.sh"))
+	// The real cloud-final.service is ordered after cloud-init.service through
+	// cloud-config.service and cloud-config.target; the user manager has no
+	// multi-user.target or network-online.target, so the stand-in says it directly.
+	writeFile(t, filepath.Join(units, "cloud-final.service"), cloudInitUnit("cloud-final.service", "/bin/true")+"[Unit]\nAfter=cloud-init.service\n")
 	// One transaction, as at boot, where default.target pulls them all in: systemd
 	// orders the four units. (`systemctl start a b c d` would make four transactions,
 	// and a unit's After= on a unit with no job yet orders nothing: cloud-final ran
