@@ -1,0 +1,238 @@
+package kubeletconf
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/pelletier/go-toml/v2"
+
+	"github.com/eksboot/eksboot/assets"
+)
+
+// ContainerdInput is what Containerd needs to write containerd's config.toml. The
+// caller reads every file; Containerd touches no disk.
+type ContainerdInput struct {
+	// Major is the image's containerd major version: 1 (containerd 1.7) gets the
+	// config version 2 template, 2 or later gets version 3, unless the overlays say
+	// version 2 (see Containerd). Anything below 1 is an error.
+	Major int
+	// Template is the --containerd-config-file or AMI template's contents; nil means
+	// the embedded template for Major.
+	Template []byte
+	// TemplateName names Template in errors: its node path, or "embedded" ("" reads
+	// as "embedded").
+	TemplateName string
+	// SandboxImage replaces every SANDBOX_IMAGE in the template (text substitution, as
+	// bootstrap.sh's sed did): sandbox_image in version 2, pinned_images.sandbox in 3.
+	SandboxImage string
+	// RuncBinary, when set, becomes the runc runtime's options.BinaryName. "" leaves
+	// the template's value: none in the embedded templates, so containerd runs the
+	// runc of its PATH. AL2023's is /usr/sbin/runc, which nodeadm writes out.
+	RuncBinary string
+	// BaseRuntimeSpec, when set, is the node path of the base OCI runtime spec (see
+	// BaseRuntimeSpec) given to the runc runtime, and to the nvidia runtime when there
+	// is one. "" writes none: containerd refuses to start when the file is missing, so
+	// only a caller that writes the file sets the path.
+	BaseRuntimeSpec string
+	// NvidiaRuntime is the path of nvidia-container-runtime when the image has it,
+	// else "". When set, an "nvidia" runtime (runc shim, that binary, systemd cgroups)
+	// is added and made the default, as nodeadm does; runc stays configured.
+	NvidiaRuntime string
+	// Overlays are partial containerd configurations merged onto the template in
+	// order (NodeConfig's spec.containerd.config of each part). An empty TOML is
+	// skipped.
+	Overlays []ContainerdOverlay
+}
+
+// ContainerdOverlay is a partial containerd configuration in TOML and the name errors
+// give it (spec.containerd.config, or a file path).
+type ContainerdOverlay struct {
+	Name, TOML string
+}
+
+// The CRI plugin tables of each config version that Containerd writes into.
+const (
+	criV2Plugin      = "io.containerd.grpc.v1.cri"    // version 2: the whole CRI plugin
+	criV3Runtime     = "io.containerd.cri.v1.runtime" // version 3: runtimes, CNI, CDI
+	runcShim         = "io.containerd.runc.v2"
+	nvidiaRuntime    = "nvidia"
+	embeddedTemplate = "embedded"
+)
+
+// Containerd returns containerd's config.toml.
+//
+// The template is Template or the embedded one: assets.ContainerdConfig (version 2)
+// for containerd 1, assets.ContainerdConfigV3 for containerd 2, except that a
+// containerd 2 node whose overlays say `version = 2` gets the version 2 template, as
+// nodeadm does (containerd 2 migrates a version 2 file when it starts). SANDBOX_IMAGE
+// is replaced with SandboxImage; then RuncBinary, BaseRuntimeSpec and NvidiaRuntime
+// are set in the tables of the template's version (they win over the template);
+// then the overlays are merged in order, tables key by key, later values winning
+// (MergeContainerdConfig's rule), so settings of two NodeConfig parts are both kept.
+//
+// When there is nothing to set or merge, the output is the substituted template byte
+// for byte (what ContainerdConfig returns); otherwise it is the merged tree encoded
+// by go-toml with sorted keys, like MergeContainerdConfig's.
+//
+// Errors, every one found, each name their source: a template or overlay that is
+// not TOML (never copied through), an overlay whose version differs from the
+// template's, a version 3 template on containerd 1, a template that is neither
+// version 2 nor 3 on containerd 2, or settings to make in a template whose version
+// has no known CRI tables.
+func Containerd(in ContainerdInput) ([]byte, error) {
+	if in.Major < 1 {
+		return nil, fmt.Errorf("containerd major version %d: want 1 or more", in.Major)
+	}
+	var errs []error
+	type parsed struct {
+		name string
+		tree map[string]any
+	}
+	overlays := make([]parsed, 0, len(in.Overlays))
+	overlayVersion := any(nil) // the first version an overlay declares
+	for _, o := range in.Overlays {
+		if o.TOML == "" {
+			continue
+		}
+		var m map[string]any
+		if err := toml.Unmarshal([]byte(o.TOML), &m); err != nil {
+			errs = append(errs, fmt.Errorf("%s: not valid TOML: %w", o.Name, err))
+			continue
+		}
+		if v, ok := m["version"]; ok && overlayVersion == nil {
+			overlayVersion = v
+		}
+		overlays = append(overlays, parsed{o.Name, m})
+	}
+
+	name, template := in.TemplateName, string(in.Template)
+	if in.Template == nil {
+		name, template = embeddedTemplate, assets.ContainerdConfig
+		if in.Major >= 2 && fmt.Sprint(overlayVersion) != "2" {
+			template = assets.ContainerdConfigV3
+		}
+	}
+	if name == "" {
+		name = embeddedTemplate
+	}
+	var tree map[string]any
+	if err := toml.Unmarshal([]byte(template), &tree); err != nil {
+		return nil, errors.Join(append(errs, fmt.Errorf("containerd config template %s: not valid TOML: %w", name, err))...)
+	}
+	text := strings.ReplaceAll(template, assets.SandboxImagePlaceholder, in.SandboxImage)
+	tree = nil
+	if err := toml.Unmarshal([]byte(text), &tree); err != nil {
+		return nil, errors.Join(append(errs, fmt.Errorf("containerd config template %s: sandbox image %q makes it invalid TOML: %w", name, in.SandboxImage, err))...)
+	}
+
+	version := fmt.Sprint(tree["version"])
+	switch {
+	case in.Major == 1 && version == "3":
+		errs = append(errs, fmt.Errorf("containerd config template %s: version 3 needs containerd 2.x, the image has containerd 1", name))
+	case in.Major >= 2 && version != "2" && version != "3":
+		errs = append(errs, fmt.Errorf("containerd config template %s: version %s: containerd 2.x loads versions 2 and 3", name, versionText(tree["version"])))
+	}
+	for _, o := range overlays {
+		if v, ok := o.tree["version"]; ok && fmt.Sprint(v) != version {
+			errs = append(errs, fmt.Errorf("%s: version %v does not match the node's containerd config version %s (template %s)", o.name, v, versionText(tree["version"]), name))
+		}
+	}
+	changed, err := setNodeRuntimes(tree, version, in)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("containerd config template %s: %w", name, err))
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	if !changed && len(overlays) == 0 {
+		return []byte(text), nil
+	}
+	for _, o := range overlays {
+		mergeTables(tree, o.tree)
+	}
+	var out bytes.Buffer
+	enc := toml.NewEncoder(&out)
+	enc.SetIndentTables(false)
+	if err := enc.Encode(tree); err != nil {
+		return nil, fmt.Errorf("encode the containerd config: %w", err)
+	}
+	return out.Bytes(), nil
+}
+
+// setNodeRuntimes sets in's runc binary, base runtime spec and NVIDIA runtime in
+// tree's CRI tables of the given config version, and reports whether it set
+// anything.
+func setNodeRuntimes(tree map[string]any, version string, in ContainerdInput) (bool, error) {
+	if in.RuncBinary == "" && in.BaseRuntimeSpec == "" && in.NvidiaRuntime == "" {
+		return false, nil
+	}
+	var ctrd map[string]any // the table holding default_runtime_name and runtimes
+	switch version {
+	case "2":
+		ctrd = subTable(tree, "plugins", criV2Plugin, "containerd")
+	case "3":
+		ctrd = subTable(tree, "plugins", criV3Runtime, "containerd")
+	default:
+		return false, fmt.Errorf("version %s: eksboot sets the runc binary, base runtime spec and NVIDIA runtime only in versions 2 and 3", versionText(tree["version"]))
+	}
+	if ctrd == nil {
+		return false, errors.New("its plugins' CRI tables are not tables")
+	}
+	runc := subTable(ctrd, "runtimes", "runc")
+	if runc == nil {
+		return false, errors.New("its runc runtime is not a table")
+	}
+	if _, ok := runc["runtime_type"]; !ok {
+		runc["runtime_type"] = runcShim
+	}
+	if in.RuncBinary != "" {
+		opts := subTable(runc, "options")
+		if opts == nil {
+			return false, errors.New("its runc runtime's options are not a table")
+		}
+		opts["BinaryName"] = in.RuncBinary
+	}
+	if in.BaseRuntimeSpec != "" {
+		runc["base_runtime_spec"] = in.BaseRuntimeSpec
+	}
+	if in.NvidiaRuntime != "" {
+		nvidia := map[string]any{
+			"runtime_type": runcShim,
+			"options":      map[string]any{"BinaryName": in.NvidiaRuntime, "SystemdCgroup": true},
+		}
+		if in.BaseRuntimeSpec != "" {
+			nvidia["base_runtime_spec"] = in.BaseRuntimeSpec
+		}
+		ctrd["runtimes"].(map[string]any)[nvidiaRuntime] = nvidia
+		ctrd["default_runtime_name"] = nvidiaRuntime
+	}
+	return true, nil
+}
+
+// subTable returns the table at path under t, creating missing tables, or nil when
+// a value on the way is not a table.
+func subTable(t map[string]any, path ...string) map[string]any {
+	for _, k := range path {
+		v, ok := t[k]
+		if !ok {
+			n := map[string]any{}
+			t[k] = n
+			t = n
+			continue
+		}
+		if t, ok = v.(map[string]any); !ok {
+			return nil
+		}
+	}
+	return t
+}
+
+// versionText is a config's version for messages: "(none)" when it has none.
+func versionText(v any) string {
+	if v == nil {
+		return "(none)"
+	}
+	return fmt.Sprint(v)
+}
