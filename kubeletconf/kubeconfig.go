@@ -27,7 +27,19 @@ type Kubeconfig struct {
 	// Default: DefaultCAFile
 	// +optional
 	CAFile string
+
+	// Auth is the exec credential plugin: AuthIAMAuthenticator (the AL2 image's
+	// /usr/bin/aws-iam-authenticator, the default) or AuthAWSCLI (`aws eks
+	// get-token`, the AWS CLI v2 of the AL2023 image, as nodeadm writes it).
+	// +optional
+	Auth string
 }
+
+// The kubeconfig's exec credential plugins.
+const (
+	AuthIAMAuthenticator = "aws-iam-authenticator"
+	AuthAWSCLI           = "aws"
+)
 
 // kubeconfigFormat is the AMI's kubelet-kubeconfig template with its placeholders
 // (MASTER_ENDPOINT, CLUSTER_NAME, AWS_REGION) as verbs. The template double-quotes
@@ -59,6 +71,23 @@ users:
         - %s
 `
 
+// awsCLIUser is the users section with `aws eks get-token`: the AWS CLI v2 that the
+// AL2023 image has (it has no aws-iam-authenticator), as nodeadm writes it.
+const awsCLIUser = `users:
+- name: kubelet
+  user:
+    exec:
+      apiVersion: client.authentication.k8s.io/v1beta1
+      command: aws
+      args:
+        - "eks"
+        - "get-token"
+        - "--cluster-name"
+        - %s
+        - "--region"
+        - %s
+`
+
 // Render returns the kubelet kubeconfig: the AMI template with k's values where
 // bootstrap.sh substitutes its placeholders. For ordinary values the output is
 // byte-identical to bootstrap.sh's. Unlike bootstrap.sh's sed, every value reaches
@@ -72,6 +101,11 @@ func (k Kubeconfig) Render() []byte {
 	caFile := k.CAFile
 	if caFile == "" {
 		caFile = DefaultCAFile
+	}
+	if k.Auth == AuthAWSCLI {
+		head, _, _ := strings.Cut(kubeconfigFormat, "users:\n")
+		return fmt.Appendf(nil, head+awsCLIUser,
+			yamlScalar(caFile), yamlScalar(k.Server), yamlQuoted(k.ClusterName), yamlQuoted(k.Region))
 	}
 	return fmt.Appendf(nil, kubeconfigFormat,
 		yamlScalar(caFile), yamlScalar(k.Server), yamlQuoted(k.ClusterName), yamlQuoted(k.Region))

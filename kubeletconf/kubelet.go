@@ -56,6 +56,11 @@ type Input struct {
 	// of ShutdownGracePeriod kept for critical pods. It must not exceed
 	// ShutdownGracePeriod.
 	ShutdownGracePeriodCriticalPods time.Duration
+
+	// FeatureGates are set in .featureGates over the template's (the kubelet
+	// table's gates for the version, KubeletRow.FeatureGates, and the image's).
+	// +optional
+	FeatureGates map[string]bool
 }
 
 // Values that Build writes, as bootstrap.sh does on the containerd path.
@@ -125,9 +130,10 @@ func BuildFromTemplate(template []byte, in Input) (*KubeletConfiguration, error)
 }
 
 // applyEdits applies bootstrap.sh's edits (see BuildFromTemplate) to cfg and returns it.
-func applyEdits(cfg *KubeletConfiguration, in Input, version semver) *KubeletConfiguration {
+func applyEdits(cfg *KubeletConfiguration, in Input, version Version) *KubeletConfiguration {
+	row, _ := Kubelet(version)
 	cfg.ClusterDNS = append([]string(nil), in.ClusterDNS...)
-	if version.atLeast(1, 22, 0) && !version.atLeast(1, 27, 0) {
+	if row.KubeAPIQPS {
 		if cfg.KubeAPIQPS == nil {
 			qps := int32(DefaultKubeAPIQPS)
 			cfg.KubeAPIQPS = &qps
@@ -152,6 +158,12 @@ func applyEdits(cfg *KubeletConfiguration, in Input, version semver) *KubeletCon
 		cfg.SystemReservedCgroup = SystemReservedCgroup
 		cfg.KubeReservedCgroup = KubeReservedCgroup
 	}
+	for gate, on := range in.FeatureGates {
+		if cfg.FeatureGates == nil {
+			cfg.FeatureGates = map[string]bool{}
+		}
+		cfg.FeatureGates[gate] = on
+	}
 	if in.ShutdownGracePeriod > 0 {
 		cfg.ShutdownGracePeriod = Duration{Duration: in.ShutdownGracePeriod}
 		cfg.ShutdownGracePeriodCriticalPods = Duration{Duration: in.ShutdownGracePeriodCriticalPods}
@@ -160,7 +172,7 @@ func applyEdits(cfg *KubeletConfiguration, in Input, version semver) *KubeletCon
 }
 
 // validate checks every field of in and returns the parsed kubelet version.
-func (in Input) validate() (semver, error) {
+func (in Input) validate() (Version, error) {
 	var errs []error
 	if len(in.ClusterDNS) == 0 {
 		errs = append(errs, errors.New("clusterDNS: at least one address is required"))
@@ -220,37 +232,23 @@ func ReservedMemoryMiB(maxPods int) int {
 	return 11*maxPods + 255
 }
 
-// semver is a parsed major.minor.patch version.
-type semver struct{ major, minor, patch int }
-
 var versionRE = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`^v?(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)([-+].*)?$`)
 })
 
-// parseVersion parses "1.32.9", "v1.32.9" or "v1.32.9-eks-113cf36".
-func parseVersion(s string) (semver, error) {
+// parseVersion parses "1.32.9", "v1.32.9" or "v1.32.9-eks-113cf36", strictly.
+func parseVersion(s string) (Version, error) {
 	m := versionRE().FindStringSubmatch(s)
 	if m == nil {
-		return semver{}, fmt.Errorf("%q is not a major.minor.patch version", s)
+		return Version{}, fmt.Errorf("%q is not a major.minor.patch version", s)
 	}
 	var parts [3]int
 	for i := range parts {
 		n, err := strconv.Atoi(m[i+1])
 		if err != nil {
-			return semver{}, fmt.Errorf("%q: %w", s, err)
+			return Version{}, fmt.Errorf("%q: %w", s, err)
 		}
 		parts[i] = n
 	}
-	return semver{parts[0], parts[1], parts[2]}, nil
-}
-
-// atLeast reports whether v >= major.minor.patch.
-func (v semver) atLeast(major, minor, patch int) bool {
-	if v.major != major {
-		return v.major > major
-	}
-	if v.minor != minor {
-		return v.minor > minor
-	}
-	return v.patch >= patch
+	return Version{parts[0], parts[1], parts[2]}, nil
 }

@@ -1,0 +1,114 @@
+package kubeletconf
+
+import "fmt"
+
+// KubeletRow is what eksboot writes for one kubelet minor version: the flags that
+// version still has and the defaults EKS applies to it. Kubelet looks rows up; every
+// version-dependent flag and config field eksboot writes is decided here and nowhere
+// else.
+type KubeletRow struct {
+	// Minor is the kubelet's minor version (1.Minor).
+	Minor int
+
+	// PodInfraContainerImageFlag: the kubelet still has --pod-infra-container-image
+	// (removed in 1.35, kubernetes/kubernetes#133779; given to a 1.35 kubelet it exits
+	// with "unknown flag"). From 1.29 the flag only kept the image from garbage
+	// collection, which the CRI's pinned images do since (kubernetes#118544).
+	PodInfraContainerImageFlag bool
+	// PodInfraContainerImageMatters: the flag still has an effect (before 1.29).
+	// nodeadm passes it only then; bootstrap.sh passed it on every version.
+	PodInfraContainerImageMatters bool
+
+	// KubeAPIQPS: kubeAPIQPS 10 and kubeAPIBurst 20, for the versions with API
+	// Priority and Fairness whose defaults were still 5/10 (1.22–1.26).
+	KubeAPIQPS bool
+
+	// CredentialProviderAPI and CredentialProviderPluginAPI are the apiVersions of
+	// the image credential provider config and of its providers: v1alpha1 before
+	// 1.27 (nodeadm's rule; v1 is GA in 1.26), v1 from 1.27.
+	CredentialProviderAPI       string
+	CredentialProviderPluginAPI string
+	// CredentialProvidersGate: the KubeletCredentialProviders feature gate must be
+	// on for the provider to be used (before 1.28, when the gate was removed).
+	CredentialProvidersGate bool
+	// ECRPublicAlias: ecr-public.aws.com, the alias of public.ecr.aws, is in the ECR
+	// provider's match list (nodeadm from 1.32).
+	ECRPublicAlias bool
+
+	// FeatureGates are the gates EKS turns on for this version, beyond the
+	// template's RotateKubeletServerCertificate: DynamicResourceAllocation from 1.33
+	// ("EKS enables DRA on 1.33+", as nodeadm does), MutableCSINodeAllocatableCount
+	// from 1.34 (off by default in the kubelet until 1.36).
+	FeatureGates map[string]bool
+
+	// GracefulShutdown: graceful node shutdown is on by default (2m30s, of which 30s
+	// for critical pods), as nodeadm does from 1.34. No AL2 image shipped such a
+	// kubelet; for the versions AL2 images had, eksboot keeps bootstrap.sh's default
+	// (off, --graceful-shutdown turns it on).
+	GracefulShutdown bool
+}
+
+// First and last kubelet minor versions of the table. A kubelet newer than
+// LastKubeletMinor gets the LastKubeletMinor row and a warning; an older one than
+// FirstKubeletMinor, the FirstKubeletMinor row with the versions' own QPS rule.
+const (
+	FirstKubeletMinor = 20
+	LastKubeletMinor  = 37
+)
+
+// kubelets is the table, one row per minor from FirstKubeletMinor to
+// LastKubeletMinor, built by row from the version each change took effect in.
+var kubelets = func() []KubeletRow {
+	var rows []KubeletRow
+	for m := FirstKubeletMinor; m <= LastKubeletMinor; m++ {
+		r := KubeletRow{
+			Minor:                         m,
+			PodInfraContainerImageFlag:    m < 35,
+			PodInfraContainerImageMatters: m < 29,
+			KubeAPIQPS:                    m >= 22 && m < 27,
+			CredentialProviderAPI:         "kubelet.config.k8s.io/v1",
+			CredentialProviderPluginAPI:   "credentialprovider.kubelet.k8s.io/v1",
+			CredentialProvidersGate:       m < 28,
+			ECRPublicAlias:                m >= 32,
+			GracefulShutdown:              m >= 34,
+			FeatureGates:                  map[string]bool{},
+		}
+		if m < 27 {
+			r.CredentialProviderAPI = "kubelet.config.k8s.io/v1alpha1"
+			r.CredentialProviderPluginAPI = "credentialprovider.kubelet.k8s.io/v1alpha1"
+		}
+		if m >= 33 {
+			r.FeatureGates["DynamicResourceAllocation"] = true
+		}
+		if m >= 34 {
+			r.FeatureGates["MutableCSINodeAllocatableCount"] = true
+		}
+		rows = append(rows, r)
+	}
+	return rows
+}()
+
+// Kubelet returns the row for kubelet version v, and a warning when v is outside
+// the table (the nearest row is used: a newer kubelet gets the newest known row,
+// never a guess at old flags).
+func Kubelet(v Version) (KubeletRow, string) {
+	switch {
+	case v.Major > 1 || (v.Major == 1 && v.Minor > LastKubeletMinor):
+		return kubelets[len(kubelets)-1], fmt.Sprintf("kubelet %s is newer than the versions eksboot knows (1.%d-1.%d): writing what 1.%d needs", v, FirstKubeletMinor, LastKubeletMinor, LastKubeletMinor)
+	case v.Major < 1 || v.Minor < FirstKubeletMinor:
+		r := kubelets[0]
+		r.Minor = v.Minor
+		r.KubeAPIQPS = false // 1.22 introduced the higher QPS
+		return r, fmt.Sprintf("kubelet %s is older than the versions eksboot knows (1.%d-1.%d): writing what 1.%d needs", v, FirstKubeletMinor, LastKubeletMinor, FirstKubeletMinor)
+	}
+	return kubelets[v.Minor-FirstKubeletMinor], ""
+}
+
+// KubeletMinors lists the minors of the table, oldest first.
+func KubeletMinors() []int {
+	out := make([]int, len(kubelets))
+	for i, r := range kubelets {
+		out[i] = r.Minor
+	}
+	return out
+}

@@ -1,0 +1,151 @@
+package kubeletconf
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+)
+
+func TestFindVersion(t *testing.T) {
+	tests := []struct {
+		in   string
+		want Version
+		err  bool
+	}{
+		{"Kubernetes v1.32.9-eks-113cf36", Version{1, 32, 9}, false},
+		{"1.35.0", Version{1, 35, 0}, false},
+		{"v1.37.2\n", Version{1, 37, 2}, false},
+		{"containerd github.com/containerd/containerd/v2 2.1.5 fb4c30d4ede3531652d86197bf3fc9515e5276d9", Version{2, 1, 5}, false},
+		{"containerd github.com/containerd/containerd 1.7.27 05044ec0a9a75232cad458027ca83437aae3f4da", Version{1, 7, 27}, false},
+		{"a.1.2.3", Version{1, 2, 3}, false},
+		{"1.2", Version{}, true},
+		{"", Version{}, true},
+		{"v1.x.3", Version{}, true},
+	}
+	for _, tc := range tests {
+		got, err := FindVersion(tc.in)
+		if (err != nil) != tc.err || got != tc.want {
+			t.Errorf("FindVersion(%q) = %v, %v; want %v, error %v", tc.in, got, err, tc.want, tc.err)
+		}
+	}
+}
+
+func TestKubeletTableRows(t *testing.T) {
+	row := func(minor int) KubeletRow {
+		r, warn := Kubelet(Version{1, minor, 0})
+		if warn != "" {
+			t.Fatalf("1.%d: unexpected warning %q", minor, warn)
+		}
+		return r
+	}
+	if minors := KubeletMinors(); minors[0] != FirstKubeletMinor || minors[len(minors)-1] != LastKubeletMinor || len(minors) != LastKubeletMinor-FirstKubeletMinor+1 {
+		t.Fatalf("KubeletMinors() = %v", minors)
+	}
+	for _, tc := range []struct {
+		minor                      int
+		podInfra, podInfraMatters  bool
+		qps, gate, alias, shutdown bool
+		api                        string
+		gates                      []string
+	}{
+		{24, true, true, true, true, false, false, "kubelet.config.k8s.io/v1alpha1", nil},
+		{26, true, true, true, true, false, false, "kubelet.config.k8s.io/v1alpha1", nil},
+		{27, true, true, false, true, false, false, "kubelet.config.k8s.io/v1", nil},
+		{28, true, true, false, false, false, false, "kubelet.config.k8s.io/v1", nil},
+		{29, true, false, false, false, false, false, "kubelet.config.k8s.io/v1", nil},
+		{32, true, false, false, false, true, false, "kubelet.config.k8s.io/v1", nil},
+		{33, true, false, false, false, true, false, "kubelet.config.k8s.io/v1", []string{"DynamicResourceAllocation"}},
+		{34, true, false, false, false, true, true, "kubelet.config.k8s.io/v1", []string{"DynamicResourceAllocation", "MutableCSINodeAllocatableCount"}},
+		{35, false, false, false, false, true, true, "kubelet.config.k8s.io/v1", []string{"DynamicResourceAllocation", "MutableCSINodeAllocatableCount"}},
+		{37, false, false, false, false, true, true, "kubelet.config.k8s.io/v1", []string{"DynamicResourceAllocation", "MutableCSINodeAllocatableCount"}},
+	} {
+		r := row(tc.minor)
+		var gates []string
+		for g, on := range r.FeatureGates {
+			if on {
+				gates = append(gates, g)
+			}
+		}
+		slices.Sort(gates)
+		if r.Minor != tc.minor || r.PodInfraContainerImageFlag != tc.podInfra || r.PodInfraContainerImageMatters != tc.podInfraMatters ||
+			r.KubeAPIQPS != tc.qps || r.CredentialProvidersGate != tc.gate || r.ECRPublicAlias != tc.alias ||
+			r.GracefulShutdown != tc.shutdown || r.CredentialProviderAPI != tc.api || !slices.Equal(gates, tc.gates) {
+			t.Errorf("1.%d: got %+v", tc.minor, r)
+		}
+	}
+}
+
+func TestKubeletOutsideTheTableGetsTheNearestRowAndAWarning(t *testing.T) {
+	r, warn := Kubelet(Version{1, 40, 1})
+	if r.Minor != LastKubeletMinor || r.PodInfraContainerImageFlag || !strings.Contains(warn, "newer") {
+		t.Errorf("1.40: got row 1.%d (pod infra flag %v), warning %q; want the newest row and a warning", r.Minor, r.PodInfraContainerImageFlag, warn)
+	}
+	r, warn = Kubelet(Version{1, 19, 4})
+	if r.KubeAPIQPS || !r.PodInfraContainerImageFlag || !strings.Contains(warn, "older") {
+		t.Errorf("1.19: got %+v, warning %q", r, warn)
+	}
+}
+
+func TestCredentialProviderConfigFor(t *testing.T) {
+	for _, tc := range []struct {
+		minor          int
+		api, pluginAPI string
+		alias          bool
+	}{
+		{26, "kubelet.config.k8s.io/v1alpha1", "credentialprovider.kubelet.k8s.io/v1alpha1", false},
+		{31, "kubelet.config.k8s.io/v1", "credentialprovider.kubelet.k8s.io/v1", false},
+		{35, "kubelet.config.k8s.io/v1", "credentialprovider.kubelet.k8s.io/v1", true},
+	} {
+		r, _ := Kubelet(Version{1, tc.minor, 0})
+		var got struct {
+			Kind, APIVersion string
+			Providers        []struct {
+				Name, DefaultCacheDuration, APIVersion string
+				MatchImages                            []string
+			}
+		}
+		if err := json.Unmarshal(CredentialProviderConfigFor(r), &got); err != nil {
+			t.Fatal(err)
+		}
+		if got.Kind != "CredentialProviderConfig" || got.APIVersion != tc.api || len(got.Providers) != 1 {
+			t.Fatalf("1.%d: %+v", tc.minor, got)
+		}
+		p := got.Providers[0]
+		if p.Name != ECRCredentialProvider || p.APIVersion != tc.pluginAPI || p.DefaultCacheDuration != "12h0m0s" ||
+			!slices.Contains(p.MatchImages, "*.dkr.ecr.*.amazonaws.com") || !slices.Contains(p.MatchImages, "public.ecr.aws") ||
+			slices.Contains(p.MatchImages, "ecr-public.aws.com") != tc.alias {
+			t.Errorf("1.%d: provider %+v", tc.minor, p)
+		}
+	}
+}
+
+func TestKubeconfigAWSCLI(t *testing.T) {
+	got := Kubeconfig{Server: "https://h.example", ClusterName: "demo", Region: "us-west-2", Auth: AuthAWSCLI}.Render()
+	var k struct {
+		Clusters []struct {
+			Cluster struct {
+				Server string `json:"server"`
+				CA     string `json:"certificate-authority"`
+			} `json:"cluster"`
+		} `json:"clusters"`
+		Users []struct {
+			User struct {
+				Exec struct {
+					Command string   `json:"command"`
+					Args    []string `json:"args"`
+				} `json:"exec"`
+			} `json:"user"`
+		} `json:"users"`
+	}
+	if err := yaml.Unmarshal(got, &k); err != nil {
+		t.Fatalf("%v\n%s", err, got)
+	}
+	exec := k.Users[0].User.Exec
+	if k.Clusters[0].Cluster.Server != "https://h.example" || k.Clusters[0].Cluster.CA != DefaultCAFile ||
+		exec.Command != "aws" || !slices.Equal(exec.Args, []string{"eks", "get-token", "--cluster-name", "demo", "--region", "us-west-2"}) {
+		t.Errorf("got %+v\n%s", k, got)
+	}
+}
