@@ -143,3 +143,22 @@ func (r *Root) Stat(p string) (fs.FileInfo, error) {
 	}
 	return os.Stat(hp)
 }
+
+// ReadDir returns the names of the entries of the node directory p, sorted,
+// following symlinks inside the root. A missing directory is reported with an
+// error that satisfies errors.Is(err, fs.ErrNotExist).
+func (r *Root) ReadDir(p string) ([]string, error) {
+	hp, err := r.Resolve(p)
+	if err != nil {
+		return nil, err
+	}
+	entries, err := os.ReadDir(hp)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(entries))
+	for i, e := range entries {
+		names[i] = e.Name()
+	}
+	return names, nil
+}
