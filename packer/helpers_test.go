@@ -153,3 +153,47 @@ func copyTree(t *testing.T, src, dst string) {
 		t.Fatal(err)
 	}
 }
+
+// needRoot skips the test when not root, unless EKSBOOT_REQUIRE_TOOLS=1 (CI, which
+// runs as root), where it fails.
+func needRoot(t *testing.T, why string) {
+	t.Helper()
+	if os.Geteuid() == 0 {
+		return
+	}
+	if os.Getenv(testtools.RequireEnv) == "1" {
+		t.Fatalf("needs root (%s) and %s=1", why, testtools.RequireEnv)
+	}
+	t.Skipf("needs root: %s", why)
+}
+
+// withEksbootScript puts $2 at /usr/bin/eksboot in a private mount namespace (an
+// overlay on /usr/bin whose upper layer lives on a tmpfs mounted at $1) and runs the
+// rest of its arguments there. The shim execs /usr/bin/eksboot by its absolute path,
+// so this is how a test runs the real file against a binary of its choice without
+// touching the machine's /usr/bin.
+const withEksbootScript = `set -e
+dir=$1 eksboot=$2
+shift 2
+mount -t tmpfs tmpfs "$dir"
+mkdir "$dir/upper" "$dir/work"
+ln -s "$eksboot" "$dir/upper/eksboot"
+mount -t overlay overlay -o "lowerdir=/usr/bin,upperdir=$dir/upper,workdir=$dir/work" /usr/bin
+exec "$@"`
+
+// withEksboot runs name with args like command, with eksboot as /usr/bin/eksboot
+// (seen only by that command; see withEksbootScript).
+func withEksboot(t *testing.T, eksboot string, env []string, name string, args ...string) (int, string) {
+	t.Helper()
+	needRoot(t, "a private mount namespace puts the eksboot under test at /usr/bin/eksboot")
+	needTools(t, "unshare", "mount")
+	// Not t.TempDir(): a test name's commas would end up in the overlay's options.
+	dir, err := os.MkdirTemp("", "eksboot-usr-bin-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.Remove(dir) })
+	argv := append([]string{"--mount", "--propagation", "private", "--", "sh", "-c", withEksbootScript,
+		"sh", dir, eksboot, name}, args...)
+	return command(t, ".", env, "unshare", argv...)
+}
