@@ -585,9 +585,9 @@ func (w *walker) constString(f *fn, e ast.Expr) (string, error) {
 					return "", err
 				}
 				if p != nil && p.consts[e.Sel.Name] != nil {
-					for _, g := range p.funcsAny() {
-						return w.constString(g, p.consts[e.Sel.Name])
-					}
+					// In p's scope; a constant of p that names another package's
+					// constant would need p's file, which no version needs.
+					return w.constString(&fn{pkg: p}, p.consts[e.Sel.Name])
 				}
 			}
 		}
@@ -602,15 +602,6 @@ func (w *walker) constString(f *fn, e ast.Expr) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("%s: %s is not a string constant", w.l.fset.Position(e.Pos()), exprString(e))
-}
-
-// funcsAny returns one function of p, to resolve p's constants in p's scope.
-// (Constants that refer to other packages' constants are not needed so far.)
-func (p *pkg) funcsAny() []*fn {
-	for f := range p.fileOf {
-		return []*fn{{file: f, pkg: p}}
-	}
-	return nil
 }
 
 func add(m map[string]flagInfo, name string, i flagInfo) {
@@ -780,10 +771,10 @@ func (w *walker) command() error {
 	if err != nil {
 		return err
 	}
-	f := app.funcs["NewKubeletCommand"]
-	if app == nil || f == nil {
+	if app == nil || app.funcs["NewKubeletCommand"] == nil {
 		return fmt.Errorf("cmd/kubelet/app: no NewKubeletCommand")
 	}
+	f := app.funcs["NewKubeletCommand"]
 	const set = "cleanFlagSet"
 	seen := map[string]bool{}
 	known := map[string]bool{"AddFlags": true, "AddKubeletConfigFlags": true, "AddGlobalFlags": true}

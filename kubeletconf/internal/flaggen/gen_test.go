@@ -137,3 +137,14 @@ func copyTree(t *testing.T, src, dst string) {
 		t.Fatal(err)
 	}
 }
+
+func TestNewerServed(t *testing.T) {
+	pinned := []string{"v1.33.13", "v1.34.4"}
+	if err := newerServed(pinned, []string{"v1.13.0", "v1.33.6", "v1.34.4", "v1.35.0", "v1.34.5-rc.0"}); err != nil {
+		t.Errorf("newerServed = %v, want nil", err)
+	}
+	err := newerServed(pinned, []string{"v1.33.14", "v1.34.4"})
+	if err == nil || !strings.Contains(err.Error(), "serves newer patches than versions pins: v1.33.14;") {
+		t.Errorf("newerServed = %v, want one naming v1.33.14", err)
+	}
+}

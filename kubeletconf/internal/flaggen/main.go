@@ -76,6 +76,15 @@ func main() {
 
 // run extracts every version's flags and writes (or checks) out.
 func run(out string, check, offline, verbose bool) error {
+	if !offline {
+		listed, err := listVersions()
+		if err != nil {
+			return err
+		}
+		if err := newerServed(versions, listed); err != nil {
+			return err
+		}
+	}
 	sets, err := extractAll(offline, func(v string, unfollowed []string) {
 		if verbose {
 			for _, u := range unfollowed {
@@ -120,6 +129,43 @@ func extractAll(offline bool, report func(version string, unfollowed []string)) 
 		sets = append(sets, versionFlags{minor: minor, version: v, flags: flags})
 	}
 	return sets, nil
+}
+
+// listVersions returns the k8s.io/kubernetes versions the module proxy lists.
+func listVersions() ([]string, error) {
+	cmd := exec.Command("go", "list", "-m", "-versions", "k8s.io/kubernetes")
+	cmd.Dir = os.TempDir()
+	cmd.Env = append(os.Environ(), "GO111MODULE=on", "GOFLAGS=-mod=mod")
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("go list -m -versions k8s.io/kubernetes: %w", err)
+	}
+	return strings.Fields(string(out))[1:], nil
+}
+
+// newerServed returns an error naming the releases the proxy lists that are newer
+// patches of a minor in pinned, so that a new patch release is not missed.
+func newerServed(pinned, listed []string) error {
+	patch := map[int]int{}
+	for _, v := range pinned {
+		var minor, p int
+		fmt.Sscanf(v, "v1.%d.%d", &minor, &p)
+		patch[minor] = p
+	}
+	var newer []string
+	for _, v := range listed {
+		var minor, p int
+		if n, _ := fmt.Sscanf(v, "v1.%d.%d", &minor, &p); n != 2 || strings.Contains(v, "-") {
+			continue // a pre-release
+		}
+		if have, ok := patch[minor]; ok && p > have {
+			newer = append(newer, v)
+		}
+	}
+	if len(newer) > 0 {
+		return fmt.Errorf("the module proxy serves newer patches than versions pins: %s; move versions in kubeletconf/internal/flaggen/main.go", strings.Join(newer, ", "))
+	}
+	return nil
 }
 
 // errNoSources is returned (wrapped) by sources when offline and a module is not in
