@@ -60,7 +60,8 @@ source "null" "staging" {
 build {
   sources = ["source.amazon-ebs.eks-node", "source.null.staging"]
 
-  # On the build instance: upload the binary and the units, then run install.sh as root.
+  # On the build instance: upload the binary, the bootstrap.sh shim and the units, then
+  # run install.sh as root.
   provisioner "shell" {
     only   = ["amazon-ebs.eks-node"]
     inline = ["mkdir -p ${local.upload_dir}"]
@@ -70,6 +71,12 @@ build {
     only        = ["amazon-ebs.eks-node"]
     source      = local.eksboot_binary
     destination = "${local.upload_dir}/eksboot"
+  }
+
+  provisioner "file" {
+    only        = ["amazon-ebs.eks-node"]
+    source      = "${local.units_dir}/bootstrap.sh"
+    destination = "${local.upload_dir}/bootstrap.sh"
   }
 
   provisioner "file" {

@@ -6,13 +6,20 @@
 # path without AWS. It:
 #
 #   1. installs the static binary as /usr/bin/eksboot (0755);
-#   2. makes /etc/eks/bootstrap.sh a symlink to it, keeping an original script as
+#   2. installs the shim assets/bootstrap.sh as /etc/eks/bootstrap.sh (0755): a short
+#      script that runs `eksboot bootstrap` with its arguments, written so that user
+#      data can still edit it as eksctl does. An original script is kept as
 #      /etc/eks/bootstrap.sh.orig (once: a later run never overwrites that copy);
+#      eksboot's own earlier symlink is simply replaced;
 #   3. writes /etc/eks/kubelet-version.txt from the image's `kubelet --version`, or
 #      from KUBELET_VERSION when the root has no kubelet (a staging root);
 #   4. installs the units (kubelet.service) into /etc/systemd/system and enables them
 #      by creating the links their [Install] section asks for, as `systemctl enable`
-#      does.
+#      does;
+#   5. on an Amazon Linux 2023 root (its os-release, or nodeadm's units), disables
+#      nodeadm-config.service and nodeadm-run.service by removing their links, as
+#      `systemctl disable` does, so that eksboot is the only bootstrapper (the units
+#      stay on the image).
 #
 # Every step prints what it did. A file is replaced (atomically, by rename) only when
 # its content differs, so running the script twice leaves the same tree.
@@ -22,6 +29,7 @@
 #                    so that a forgotten variable never installs into the build host)
 #   EKSBOOT_BINARY   the static eksboot binary (required)
 #   UNITS_DIR        the folder holding the units, i.e. assets/ (required)
+#   BOOTSTRAP_SH     the bootstrap.sh shim (default: $UNITS_DIR/bootstrap.sh)
 #   KUBELET_VERSION  the kubelet version (e.g. v1.32.9-eks-113cf36), used only when the
 #                    root has no kubelet to ask
 #   UNITS            the units to install (default: kubelet.service and eksboot's boot
@@ -43,6 +51,12 @@ die() { printf '%s: error: %s\n' "$prog" "$*" >&2; exit 1; }
 [ -n "${UNITS_DIR:-}" ] || die "UNITS_DIR is not set (the folder with kubelet.service, assets/ in the repository)"
 [ -d "$UNITS_DIR" ] || die "UNITS_DIR $UNITS_DIR: no such folder"
 [ -d "$DESTDIR" ] || die "DESTDIR $DESTDIR: no such folder"
+shim=${BOOTSTRAP_SH:-$UNITS_DIR/bootstrap.sh}
+[ -f "$shim" ] || die "bootstrap.sh shim $shim: no such file (assets/bootstrap.sh of the repository; set BOOTSTRAP_SH or UNITS_DIR)"
+# The line that makes a bootstrap.sh eksboot's shim (this one or an earlier one).
+# shellcheck disable=SC2016 # the text of the line, not an expansion
+shim_line='exec /usr/bin/eksboot bootstrap "$@"'
+grep -qxF "$shim_line" "$shim" || die "bootstrap.sh shim $shim: no line '$shim_line'"
 units=${UNITS:-kubelet.service eksboot-config.service eksboot-run.service}
 if [ "${ENABLE+set}" = set ]; then
 	enable=$ENABLE
@@ -96,6 +110,70 @@ else
 fi
 printf '%s\n' "$version" | grep -Eq '[0-9]+\.[0-9]+\.[0-9]+' ||
 	die "kubelet version \"$version\" (from $from) has no x.y.z version"
+# The image: Amazon Linux 2023 (the EKS image configures nodes with nodeadm), Amazon
+# Linux 2, or another distribution (generic: the same steps but nodeadm's). os-release
+# may be a link (to ../usr/lib/os-release); an absolute one is read under the root.
+osrelease=
+for f in /etc/os-release /usr/lib/os-release; do
+	p=$root$f
+	if [ -L "$p" ]; then
+		target=$(readlink "$p")
+		case $target in /*) p=$root$target ;; esac
+	fi
+	if [ -f "$p" ]; then
+		osrelease=$p
+		break
+	fi
+done
+# os_value KEY prints KEY's value in os-release, without its quotes.
+os_value() {
+	[ -n "$osrelease" ] || return 0
+	sed -n "s/^$1=//p" "$osrelease" | tail -n 1 | sed -e 's/^"\(.*\)"$/\1/' -e "s/^'\\(.*\\)'\$/\\1/"
+}
+os_id=$(os_value ID)
+os_version=$(os_value VERSION_ID)
+nodeadm_units="nodeadm-config.service nodeadm-run.service"
+has_nodeadm=
+for unit in $nodeadm_units; do
+	for dir in /etc/systemd/system /usr/lib/systemd/system; do
+		if [ -e "$root$dir/$unit" ]; then has_nodeadm="$dir/$unit"; fi
+	done
+done
+if [ "$os_id" = amzn ] && [ "$os_version" = 2023 ]; then
+	image=al2023
+	image_from="ID=$os_id VERSION_ID=$os_version in ${osrelease#"$root"}"
+elif [ -n "$has_nodeadm" ]; then
+	image=al2023
+	image_from="$has_nodeadm"
+elif [ "$os_id" = amzn ] && [ "$os_version" = 2 ]; then
+	image=al2
+	image_from="ID=$os_id VERSION_ID=$os_version in ${osrelease#"$root"}"
+else
+	image=generic
+	image_from=${osrelease:+"ID=$os_id VERSION_ID=$os_version in ${osrelease#"$root"}"}
+	image_from=${image_from:-"no os-release"}
+fi
+# nodeadm's enablement links to remove: only links in /etc/systemd/system, which is
+# all `systemctl disable` removes. A link shipped under /usr/lib cannot be undone that
+# way, and a regular file where a link should be is not something to delete blindly.
+nodeadm_links=
+if [ "$image" = al2023 ]; then
+	for unit in $nodeadm_units; do
+		for link in "$root"/etc/systemd/system/*.wants/"$unit" "$root"/etc/systemd/system/*.requires/"$unit"; do
+			if [ -L "$link" ]; then
+				nodeadm_links="$nodeadm_links ${link#"$root"}"
+			elif [ -e "$link" ]; then
+				die "${link#"$root"}: not a symlink; cannot disable $unit the way systemctl disable does"
+			fi
+		done
+		for link in "$root"/usr/lib/systemd/system/*.wants/"$unit" "$root"/usr/lib/systemd/system/*.requires/"$unit"; do
+			if [ -e "$link" ] || [ -L "$link" ]; then
+				die "${link#"$root"}: $unit is enabled by the distribution's own link, which systemctl disable cannot remove (mask it in the image instead)"
+			fi
+		done
+	done
+fi
+
 for unit in $units; do
 	[ -f "$UNITS_DIR/$unit" ] || die "unit $UNITS_DIR/$unit: no such file"
 	install_section "$UNITS_DIR/$unit" | while read -r key _; do
@@ -141,15 +219,20 @@ install_link() {
 	say "$2: linked to $target"
 }
 
+say "image: $image ($image_from)"
+
 # 1. The binary.
 install_file "$EKSBOOT_BINARY" /usr/bin/eksboot 0755
 
-# 2. bootstrap.sh. The link is relative so that it resolves inside a staging root as
-# well as on the image (/etc/eks/../../usr/bin/eksboot is /usr/bin/eksboot).
+# 2. bootstrap.sh: the shim, a script (not a link to eksboot) so that user data may
+# edit it, as eksctl's maxPodsPerNode does. What is there is kept as bootstrap.sh.orig
+# unless it is eksboot's: the shim of an earlier image, or the symlink to the binary
+# that install.sh made before the shim.
 bs=/etc/eks/bootstrap.sh
-link=../../usr/bin/eksboot
-if [ -L "$root$bs" ] && [ "$(readlink "$root$bs")" = "$link" ]; then
-	: # already ours
+if [ -f "$root$bs" ] && [ ! -L "$root$bs" ] && grep -qxF "$shim_line" "$root$bs"; then
+	: # eksboot's shim: install_file replaces it if it differs
+elif [ -L "$root$bs" ] && { [ "$(readlink "$root$bs")" = ../../usr/bin/eksboot ] || [ "$(readlink "$root$bs")" = /usr/bin/eksboot ]; }; then
+	say "$bs: replacing eksboot's symlink ($(readlink "$root$bs")) with the shim"
 elif [ -e "$root$bs" ] || [ -L "$root$bs" ]; then
 	if [ -e "$root$bs.orig" ] || [ -L "$root$bs.orig" ]; then
 		say "$bs: replacing it; the first original stays in $bs.orig"
@@ -158,7 +241,7 @@ elif [ -e "$root$bs" ] || [ -L "$root$bs" ]; then
 		say "$bs: kept the original as $bs.orig"
 	fi
 fi
-install_link "$link" "$bs"
+install_file "$shim" "$bs" 0755
 
 # 3. kubelet-version.txt.
 tmpdir=$(mktemp -d)
@@ -194,13 +277,37 @@ for unit in $units; do
 		install_link "/etc/systemd/system/$unit" "/etc/systemd/system/$target.$dir/$unit"
 	done
 done
-# 5. The folder for NodeConfig drop-ins that eksboot init merges after the user data.
+
+# 5. On AL2023, eksboot is the only bootstrapper: nodeadm's units stay on the image
+# but are disabled, as `systemctl disable` does it (their links removed); eksboot's
+# boot units, enabled above, take their place.
+if [ "$image" = al2023 ]; then
+	for unit in $nodeadm_units; do
+		case " $nodeadm_links " in
+		*"/$unit "*) ;;
+		*)
+			say "$unit: not enabled (unchanged)"
+			continue
+			;;
+		esac
+		for link in $nodeadm_links; do
+			case $link in
+			*/"$unit")
+				rm -f "$root$link"
+				say "$unit: disabled (removed $link; eksboot's boot units take its place)"
+				;;
+			esac
+		done
+	done
+fi
+
+# 6. The folder for NodeConfig drop-ins that eksboot init merges after the user data.
 if [ ! -d "$root/etc/eks/eksboot.d" ]; then
 	mkdir -p "$root/etc/eks/eksboot.d"
 	say "/etc/eks/eksboot.d: created (NodeConfig drop-ins, merged after the user data)"
 fi
 
-# 6. No node state in the image: eksboot's cache of the cluster's endpoint and CA
+# 7. No node state in the image: eksboot's cache of the cluster's endpoint and CA
 # (/var/lib/eksboot) belongs to one node; an image that carried it would make every
 # node launched from it start from a stale answer.
 if [ -e "$root/var/lib/eksboot" ]; then

@@ -78,7 +78,7 @@ func stagedTree(t *testing.T) map[string]string {
 		"usr/bin/eksboot":                    "file 0755 " + string(bin),
 		"etc":                                "dir 0755",
 		"etc/eks":                            "dir 0755",
-		"etc/eks/bootstrap.sh":               "link -> ../../usr/bin/eksboot",
+		"etc/eks/bootstrap.sh":               "file 0755 " + readFile(t, shim),
 		"etc/eks/kubelet-version.txt":        "file 0644 Kubernetes " + stagedKubelet + "\n",
 		"etc/systemd":                        "dir 0755",
 		"etc/systemd/system":                 "dir 0755",
@@ -121,9 +121,10 @@ func TestStagingBuild(t *testing.T) {
 }
 
 // testStagedBootstrap runs the staged /etc/eks/bootstrap.sh (the image's user-data
-// entry point) on a copy of the staged root, and `eksboot bootstrap` on another,
-// both against a golden case's fake IMDS and EC2. The two roots must end up the same,
-// and the files written must be the blackbox test's tree for that case.
+// entry point, the shim, with the staged eksboot at /usr/bin/eksboot) on a copy of
+// the staged root, and `eksboot bootstrap` on another, both against a golden case's
+// fake IMDS and EC2. The two roots must end up the same, and the files written must
+// be the blackbox test's tree for that case.
 func testStagedBootstrap(t *testing.T, staged string) {
 	c, err := goldencase.Load(goldenCase)
 	if err != nil {
@@ -152,7 +153,7 @@ func testStagedBootstrap(t *testing.T, staged string) {
 
 	// The kubelet version comes from the staged kubelet-version.txt.
 	args := append(append([]string{}, c.Args...), "--root", viaImage, "--no-restart", "--imds-endpoint", fakes.IMDS.URL())
-	code, out := command(t, ".", env, filepath.Join(viaImage, "etc/eks/bootstrap.sh"), args...)
+	code, out := withEksboot(t, filepath.Join(viaImage, "usr/bin/eksboot"), env, filepath.Join(viaImage, "etc/eks/bootstrap.sh"), args...)
 	if code != 0 {
 		t.Fatalf("staged /etc/eks/bootstrap.sh: exit %d:\n%s", code, out)
 	}
