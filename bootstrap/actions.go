@@ -43,7 +43,7 @@ func Actions(n *Node, changes []rootfs.Change) []Action {
 	if n.BPFUnit && changed[pathBPFUnit] {
 		acts = append(acts, Action{"enable", "sys-fs-bpf.mount"}, Action{"start", "sys-fs-bpf.mount"})
 	}
-	containerd := changed[pathContainerdConfig]
+	containerd := changed[pathContainerdConfig] || changed[pathBaseRuntimeSpec]
 	if containerd {
 		acts = append(acts, Action{"enable", "containerd.service"})
 		if n.SandboxImageUnit {
@@ -60,7 +60,7 @@ func Actions(n *Node, changes []rootfs.Change) []Action {
 	}
 	acts = append(acts, Action{"enable", "kubelet.service"})
 	kubelet := containerd
-	for _, p := range []string{pathCA, pathKubeconfig, pathKubeletConfig, pathKubeletUnit, pathArgsDropIn, pathExtraArgsDropIn, pathSandboxUnit} {
+	for _, p := range []string{pathCA, pathKubeconfig, pathKubeletConfig, pathKubeletUnit, pathArgsDropIn, pathExtraArgsDropIn, pathSandboxUnit, pathCredentialConfig} {
 		kubelet = kubelet || changed[p]
 	}
 	if kubelet {

@@ -45,6 +45,9 @@ type Env struct {
 	LookupHost func(ctx context.Context, host string) ([]string, error)
 	// KubeletVersion runs `kubelet --version`.
 	KubeletVersion func(ctx context.Context) (string, error)
+	// ContainerdVersion runs `containerd --version` (asked only on the node itself,
+	// --root /, when the image has no /etc/eks/containerd-version.txt).
+	ContainerdVersion func(ctx context.Context) (string, error)
 	// Command runs a helper program of the node image (setup-local-disks, the GPU hook).
 	Command func(ctx context.Context, name string, args ...string) error
 	// Geteuid is the effective user ID.
@@ -106,6 +109,10 @@ func DefaultEnv(root *rootfs.Root, log *zap.Logger, stdout, stderr io.Writer) *E
 		},
 		KubeletVersion: func(ctx context.Context) (string, error) {
 			out, err := exec.CommandContext(ctx, "kubelet", "--version").Output()
+			return string(out), err
+		},
+		ContainerdVersion: func(ctx context.Context) (string, error) {
+			out, err := exec.CommandContext(ctx, "containerd", "--version").Output()
 			return string(out), err
 		},
 		Command: func(ctx context.Context, name string, args ...string) error {

@@ -15,9 +15,9 @@ import (
 	"github.com/aws/smithy-go"
 	"go.uber.org/zap"
 
-	"github.com/eksboot/eksboot/assets"
 	"github.com/eksboot/eksboot/ec2api"
 	"github.com/eksboot/eksboot/imds"
+	"github.com/eksboot/eksboot/kubeletconf"
 	"github.com/eksboot/eksboot/rootfs"
 )
 
@@ -35,6 +35,12 @@ const (
 	pathSandboxUnit       = "/etc/systemd/system/sandbox-image.service"
 	pathBPFUnit           = "/etc/systemd/system/sys-fs-bpf.mount"
 	pathKubeletVersionTxt = "/etc/eks/kubelet-version.txt"
+	pathContainerdVersion = "/etc/eks/containerd-version.txt"
+	pathOSRelease         = "/etc/os-release"
+	pathBaseRuntimeSpec   = "/etc/containerd/base-runtime-spec.json"
+	pathNvidiaRuntime     = "/usr/bin/nvidia-container-runtime"
+	pathPCIDevices        = "/sys/bus/pci/devices"
+	pathCredentialConfig  = kubeletconf.CredentialProviderConfig
 	pathFIPS              = "/proc/sys/crypto/fips_enabled"
 	pathMounts            = "/proc/mounts"
 )
@@ -43,8 +49,21 @@ const (
 // anything. Gathering them is the only step with outside effects before the writes.
 type Facts struct {
 	Instance       imds.Facts
-	KubeletVersion version
-	CPUs           int
+	KubeletVersion kubeletconf.Version
+	// Kubelet is the kubelet table's row for KubeletVersion.
+	Kubelet kubeletconf.KubeletRow
+	// Profile is the node image's profile, detected or from --image-profile.
+	Profile Profile
+	// ContainerdMajor is the image's containerd major version, from ContainerdSource.
+	ContainerdMajor  int
+	ContainerdSource string
+	// CredentialConfigOnImage: the image has an image credential provider config.
+	CredentialConfigOnImage bool
+	// NvidiaRuntime is the path of nvidia-container-runtime when the image has it;
+	// NvidiaGPU is set when an NVIDIA PCI device is present.
+	NvidiaRuntime string
+	NvidiaGPU     bool
+	CPUs          int
 	// PrivateDNSName is the node name: EC2's PrivateDnsName, or IMDS local-hostname
 	// when EC2 could not say.
 	PrivateDNSName string
@@ -56,8 +75,9 @@ type Facts struct {
 	FIPSHost bool
 	// BPFMounted is set when a bpf file system is mounted or its unit exists.
 	BPFMounted bool
-	// ContainerdTemplate is the containerd config template and where it came from.
-	ContainerdTemplate       string
+	// ContainerdTemplate is the containerd config template and where it came from;
+	// nil: the embedded template for the image's containerd.
+	ContainerdTemplate       []byte
 	ContainerdTemplateSource string
 	// SandboxImageUnit is the AMI's sandbox-image.service, nil when the AMI has none.
 	SandboxImageUnit []byte
@@ -73,14 +93,21 @@ type Facts struct {
 func gatherFacts(ctx context.Context, c *Config, o *Options, env *Env) (*Facts, error) {
 	f := &Facts{CPUs: env.CPUs()}
 	var err error
-	if f.KubeletVersion, err = kubeletVersion(ctx, o.KubeletVersion, env); err != nil {
+	if f.KubeletVersion, err = kubeletVersion(ctx, c.KubeletVersion, env); err != nil {
 		return nil, err
 	}
-	if !f.KubeletVersion.atLeast(1, 24) && !c.ContainerdChosen {
+	var warning string
+	if f.Kubelet, warning = kubeletconf.Kubelet(f.KubeletVersion); warning != "" {
+		f.Warnings = append(f.Warnings, warning)
+	}
+	if !f.KubeletVersion.AtLeast(1, 24) && !c.ContainerdChosen {
 		// bootstrap.sh's default below 1.24 is dockerd, which eksboot does not drive.
 		return nil, &UsageError{msg: fmt.Sprintf("kubelet %s: below Kubernetes 1.24 bootstrap.sh's default runtime is dockerd, which eksboot does not support; pass --container-runtime containerd", f.KubeletVersion)}
 	}
 	if err := readNodeFiles(c, env, f); err != nil {
+		return nil, err
+	}
+	if err := readImage(ctx, c, env, f); err != nil {
 		return nil, err
 	}
 	endpoint, err := imds.ResolveEndpoint(o.IMDSEndpoint, env.Getenv)
@@ -158,7 +185,7 @@ func gatherFacts(ctx context.Context, c *Config, o *Options, env *Env) (*Facts, 
 
 // readNodeFiles reads the node's own files the computation depends on.
 func readNodeFiles(c *Config, env *Env, f *Facts) error {
-	f.ContainerdTemplate, f.ContainerdTemplateSource = assets.ContainerdConfig, "embedded"
+	f.ContainerdTemplate, f.ContainerdTemplateSource = nil, "embedded"
 	if c.ContainerdConfigFile != "" {
 		b, err := env.Root.ReadFile(c.ContainerdConfigFile)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -167,11 +194,11 @@ func readNodeFiles(c *Config, env *Env, f *Facts) error {
 		if err != nil {
 			return &UsageError{msg: fmt.Sprintf("--containerd-config-file %q: %v", c.ContainerdConfigFile, err)}
 		}
-		f.ContainerdTemplate, f.ContainerdTemplateSource = string(b), c.ContainerdConfigFile
+		f.ContainerdTemplate, f.ContainerdTemplateSource = b, c.ContainerdConfigFile
 	} else if b, err := optional(env.Root.ReadFile(pathContainerdAMI)); err != nil {
 		return err
 	} else if b != nil {
-		f.ContainerdTemplate, f.ContainerdTemplateSource = string(b), pathContainerdAMI
+		f.ContainerdTemplate, f.ContainerdTemplateSource = b, pathContainerdAMI
 	}
 	var err error
 	if f.SandboxImageUnit, err = optional(env.Root.ReadFile(pathSandboxUnitAMI)); err != nil {
@@ -209,32 +236,93 @@ func bpfMounted(mounts []byte) bool {
 	return false
 }
 
-// kubeletVersion takes the flag, else /etc/eks/kubelet-version.txt, else `kubelet --version`.
-func kubeletVersion(ctx context.Context, flag string, env *Env) (version, error) {
-	if flag != "" {
-		return parseKubeletVersion(flag)
+// kubeletVersion takes the flag (parsed by Validate), else
+// /etc/eks/kubelet-version.txt, else `kubelet --version`.
+func kubeletVersion(ctx context.Context, flag kubeletconf.Version, env *Env) (kubeletconf.Version, error) {
+	if !flag.IsZero() {
+		return flag, nil
 	}
 	b, err := optional(env.Root.ReadFile(pathKubeletVersionTxt))
 	if err != nil {
-		return version{}, err
+		return kubeletconf.Version{}, err
 	}
 	if b != nil {
-		v, err := parseKubeletVersion(string(b))
+		v, err := kubeletconf.FindVersion(string(b))
 		if err != nil {
-			return version{}, fmt.Errorf("%s: %w", pathKubeletVersionTxt, err)
+			return kubeletconf.Version{}, fmt.Errorf("%s: %w", pathKubeletVersionTxt, err)
 		}
 		return v, nil
 	}
 	out, err := env.KubeletVersion(ctx)
 	if err != nil {
-		return version{}, fmt.Errorf("kubelet version: no --kubelet-version, no %s, and `kubelet --version` failed: %w", pathKubeletVersionTxt, err)
+		return kubeletconf.Version{}, fmt.Errorf("kubelet version: no --kubelet-version, no %s, and `kubelet --version` failed: %w", pathKubeletVersionTxt, err)
 	}
-	v, err := parseKubeletVersion(out)
+	v, err := kubeletconf.FindVersion(out)
 	if err != nil {
-		return version{}, fmt.Errorf("`kubelet --version` printed %q: %w", strings.TrimSpace(out), err)
+		return kubeletconf.Version{}, fmt.Errorf("`kubelet --version` printed %q: %w", strings.TrimSpace(out), err)
 	}
 	return v, nil
 }
+
+// readImage learns what kind of image the root is: its profile (--image-profile, else
+// from /etc/os-release), its containerd's major version
+// (/etc/eks/containerd-version.txt, else `containerd --version` on the node itself,
+// else the profile's), whether it ships an image credential provider config, and
+// NVIDIA's runtime and devices.
+func readImage(ctx context.Context, c *Config, env *Env, f *Facts) error {
+	if c.ImageProfile != "" {
+		f.Profile, _ = lookupProfile(c.ImageProfile, "--image-profile")
+	} else {
+		osRelease, err := optional(env.Root.ReadFile(pathOSRelease))
+		if err != nil {
+			return err
+		}
+		f.Profile = detectProfile(osRelease)
+	}
+
+	f.ContainerdMajor, f.ContainerdSource = f.Profile.ContainerdMajor, "the "+f.Profile.Name+" image's default"
+	b, err := optional(env.Root.ReadFile(pathContainerdVersion))
+	if err != nil {
+		return err
+	}
+	text, from := string(b), pathContainerdVersion
+	if b == nil && env.Root.Dir() == "/" && env.ContainerdVersion != nil {
+		if out, err := env.ContainerdVersion(ctx); err == nil {
+			text, from = out, "containerd --version"
+		}
+	}
+	if text != "" {
+		v, err := kubeletconf.FindVersion(text)
+		if err != nil {
+			return fmt.Errorf("containerd version: %s: %w", from, err)
+		}
+		f.ContainerdMajor, f.ContainerdSource = v.Major, from+" ("+v.String()+")"
+	}
+
+	if _, err := env.Root.Stat(pathCredentialConfig); err == nil {
+		f.CredentialConfigOnImage = true
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if st, err := env.Root.Stat(pathNvidiaRuntime); err == nil && st.Mode().IsRegular() {
+		f.NvidiaRuntime = pathNvidiaRuntime
+	}
+	devices, err := env.Root.ReadDir(pathPCIDevices)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	for _, d := range devices {
+		vendor, err := env.Root.ReadFile(pathPCIDevices + "/" + d + "/vendor")
+		if err == nil && strings.TrimSpace(string(vendor)) == nvidiaPCIVendor {
+			f.NvidiaGPU = true
+			break
+		}
+	}
+	return nil
+}
+
+// nvidiaPCIVendor is NVIDIA's PCI vendor ID, as /sys/bus/pci/devices/*/vendor shows it.
+const nvidiaPCIVendor = "0x10de"
 
 // earlyEC2 is the EC2 client and the node-name call, started before the rest of the
 // instance facts are in.
@@ -365,6 +453,10 @@ func logFacts(log *zap.Logger, f *Facts) {
 		zap.String("region", f.Instance.Region),
 		zap.String("instanceID", f.Instance.InstanceID),
 		zap.String("kubelet", f.KubeletVersion.String()),
+		zap.String("imageProfile", f.Profile.Name),
+		zap.String("imageProfileReason", f.Profile.Reason),
+		zap.Int("containerdMajor", f.ContainerdMajor),
+		zap.String("containerdVersion", f.ContainerdSource),
 		zap.Int("cpus", f.CPUs),
 		zap.Int("maxPods", f.MaxPods),
 		zap.String("maxPodsSource", f.MaxPodsSource),

@@ -21,6 +21,9 @@ type Extra struct {
 	// ContainerdConfig is spec.containerd.config: partial containerd TOML merged onto
 	// the node's config.toml.
 	ContainerdConfig string
+	// BaseRuntimeSpec is spec.containerd.baseRuntimeSpec, merged onto the base OCI
+	// runtime spec (an image profile that writes one: AL2023).
+	BaseRuntimeSpec map[string]any
 	// RestartAll restarts containerd and kubelet even when no file changed: the run
 	// phase after a config phase that already wrote the files.
 	RestartAll bool
@@ -36,6 +39,7 @@ func (x *Extra) apply(c *Config) {
 	}
 	c.KubeletConfigOverlay = x.KubeletConfig
 	c.ContainerdOverlay = x.ContainerdConfig
+	c.BaseRuntimeSpecOverlay = x.BaseRuntimeSpec
 	if n, ok := x.KubeletConfig["maxPods"].(float64); ok && n > 0 && c.ExtraArgsMaxPods == 0 {
 		c.ExtraArgsMaxPods = int(n)
 	}
@@ -74,9 +78,7 @@ func NodeConfigOptions(nc *userdata.NodeConfig, base Options) (Options, Extra, e
 	}
 
 	x.ContainerdConfig = s.Containerd.Config
-	if len(s.Containerd.BaseRuntimeSpec) > 0 {
-		unsupported("spec.containerd.baseRuntimeSpec")
-	}
+	x.BaseRuntimeSpec = s.Containerd.BaseRuntimeSpec
 	switch ls := s.Instance.LocalStorage; ls.Strategy {
 	case "":
 	case "RAID0", "RAID10", "Mount":

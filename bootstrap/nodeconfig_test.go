@@ -48,9 +48,11 @@ func TestNodeConfigOptionsUnsupported(t *testing.T) {
 		Kubelet:      userdata.Kubelet{MaxPodsExpression: "max_pods"},
 		FeatureGates: map[string]bool{"InstanceIdNodeName": true},
 	}}
-	_, _, err := NodeConfigOptions(nc, Options{})
+	_, x, err := NodeConfigOptions(nc, Options{})
+	if x.BaseRuntimeSpec == nil {
+		t.Errorf("spec.containerd.baseRuntimeSpec was dropped")
+	}
 	want := "spec.cluster.enableOutpost: not supported by eksboot yet (see docs/compat.md); " +
-		"spec.containerd.baseRuntimeSpec: not supported by eksboot yet (see docs/compat.md); " +
 		`spec.instance.localStorage.strategy: "RAID5", want RAID0, RAID10 or Mount; ` +
 		"spec.instance.environment: not supported by eksboot yet (see docs/compat.md); " +
 		"spec.featureGates.InstanceIdNodeName: not supported by eksboot yet (see docs/compat.md); " +

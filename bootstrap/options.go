@@ -47,6 +47,7 @@ type Options struct {
 	NoRestart      bool          // --no-restart: write, but leave systemd alone
 	IMDSEndpoint   string        // --imds-endpoint (resolved with the environment later)
 	KubeletVersion string        // --kubelet-version
+	ImageProfile   string        // --image-profile: al2, al2023, or "" to detect it from the root
 	LogFormat      string        // --log-format: console or json
 	IMDSTimeout    time.Duration // --imds-timeout
 	IMDSv1Fallback bool          // --imds-v1-fallback: read IMDS without a token when it refuses one
@@ -125,6 +126,7 @@ func NewFlagSet(name string, o *Options) *pflag.FlagSet {
 	fs.BoolVar(&o.NoRestart, "no-restart", false, "write the files but leave systemd alone")
 	fs.StringVar(&o.IMDSEndpoint, "imds-endpoint", "", "instance metadata service URL [$AWS_EC2_METADATA_SERVICE_ENDPOINT, $IMDS_ENDPOINT host[:port]]")
 	fs.StringVar(&o.KubeletVersion, "kubelet-version", "", "kubelet version such as 1.32.9 (default: /etc/eks/kubelet-version.txt, else `kubelet --version`)")
+	fs.StringVar(&o.ImageProfile, "image-profile", "", "the node image's kind: al2 or al2023 (default: detected from /etc/os-release under the root; see docs/compat.md)")
 	fs.StringVar(&o.LogFormat, "log-format", "console", "log format: console or json")
 	fs.DurationVar(&o.IMDSTimeout, "imds-timeout", 60*time.Second, "deadline for reading the instance metadata")
 	fs.DurationVar(&o.DiscoveryTimeout, "discovery-timeout", 10*time.Minute, "deadline for looking the cluster up with eks:DescribeCluster when --b64-cluster-ca or --apiserver-endpoint is missing (waiting for a CREATING cluster included)")

@@ -3,6 +3,7 @@ package bootstrap
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 
 	"github.com/eksboot/eksboot/assets"
@@ -26,12 +27,15 @@ type Node struct {
 	// installs the AMI's sandbox-image.service.
 	BPFUnit          bool
 	SandboxImageUnit bool
+	// Profile is the image profile the node was computed for.
+	Profile string
 }
 
 // Compute works out the whole node from the validated configuration and the facts. It
 // is pure: no network, disk or D-Bus.
 func Compute(c *Config, f *Facts) (*Node, error) {
-	n := &Node{MaxPods: f.MaxPods, KubeletExtraArgs: c.KubeletExtraArgs}
+	n := &Node{MaxPods: f.MaxPods, KubeletExtraArgs: c.KubeletExtraArgs, Profile: f.Profile.Name}
+	p, row := f.Profile, f.Kubelet
 	var err error
 	if n.NodeIP, err = nodeIP(c.IPFamily, f.Instance.LocalIPv4, f.Instance.IPv6s); err != nil {
 		return nil, err
@@ -40,6 +44,17 @@ func Compute(c *Config, f *Facts) (*Node, error) {
 		return nil, err
 	}
 	n.PauseImage = PauseImage(c, f.Instance.Region, f.Instance.Domain, f.FIPSHost)
+	if p.SandboxImage != "" && !c.PauseImageGiven {
+		n.PauseImage = p.SandboxImage
+	}
+	gates := maps.Clone(row.FeatureGates)
+	if p.CredentialProvidersGate && row.CredentialProvidersGate {
+		gates["KubeletCredentialProviders"] = true
+	}
+	shutdown, critical := c.ShutdownGracePeriod, c.ShutdownGracePeriodCriticalPods
+	if !c.ShutdownGiven && row.GracefulShutdown {
+		shutdown, critical = DefaultShutdownGracePeriod, DefaultShutdownGracePeriodCriticalPods
+	}
 
 	cfg, err := kubeletconf.Build(kubeletconf.Input{
 		ClusterDNS:      n.ClusterDNS,
@@ -49,9 +64,10 @@ func Compute(c *Config, f *Facts) (*Node, error) {
 		ProviderID:      fmt.Sprintf("aws:///%s/%s", f.Instance.AvailabilityZone, f.Instance.InstanceID),
 		KubeletVersion:  f.KubeletVersion.String(),
 		ReservedCgroups: !c.ReservedCPUs,
+		FeatureGates:    gates,
 
-		ShutdownGracePeriod:             c.ShutdownGracePeriod,
-		ShutdownGracePeriodCriticalPods: c.ShutdownGracePeriodCriticalPods,
+		ShutdownGracePeriod:             shutdown,
+		ShutdownGracePeriodCriticalPods: critical,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("kubelet config: %w", err)
@@ -68,23 +84,35 @@ func Compute(c *Config, f *Facts) (*Node, error) {
 		ClusterName: c.ClusterName,
 		Region:      f.Instance.Region,
 		CAFile:      pathCA,
+		Auth:        p.KubeconfigAuth,
 	}.Render()
 
-	n.KubeletArgs = strings.Join([]string{
-		"--node-ip=" + n.NodeIP,
-		"--pod-infra-container-image=" + n.PauseImage,
-		"--v=2",
-		"--hostname-override=" + f.PrivateDNSName,
-		"--cloud-provider=external",
-	}, " ")
+	n.KubeletArgs = strings.Join(kubeletArgs(n, f), " ")
 	argsDropIn, err := kubeletconf.EnvDropIn("KUBELET_ARGS", n.KubeletArgs)
 	if err != nil {
 		return nil, err
 	}
 
-	containerd, err := kubeletconf.MergeContainerdConfig(string(kubeletconf.ContainerdConfig(f.ContainerdTemplate, n.PauseImage)), c.ContainerdOverlay)
+	cin := kubeletconf.ContainerdInput{
+		Major:         f.ContainerdMajor,
+		Template:      f.ContainerdTemplate,
+		TemplateName:  f.ContainerdTemplateSource,
+		SandboxImage:  n.PauseImage,
+		NvidiaRuntime: f.NvidiaRuntime,
+	}
+	if c.ContainerdOverlay != "" {
+		cin.Overlays = []kubeletconf.ContainerdOverlay{{Name: "spec.containerd.config", TOML: c.ContainerdOverlay}}
+	}
+	var baseSpec []byte
+	if p.BaseRuntimeSpec || c.BaseRuntimeSpecOverlay != nil { // a NodeConfig that sets one gets it on any image
+		if baseSpec, err = kubeletconf.BaseRuntimeSpec(c.BaseRuntimeSpecOverlay); err != nil {
+			return nil, fmt.Errorf("spec.containerd.baseRuntimeSpec: %w", err)
+		}
+		cin.BaseRuntimeSpec = pathBaseRuntimeSpec
+	}
+	containerd, err := kubeletconf.Containerd(cin)
 	if err != nil {
-		return nil, fmt.Errorf("spec.containerd.config: %w", err) // the overlay's only source
+		return nil, err
 	}
 
 	n.Files = []rootfs.File{
@@ -94,6 +122,12 @@ func Compute(c *Config, f *Facts) (*Node, error) {
 		{Path: pathContainerdConfig, Data: containerd, Mode: 0o644},
 		{Path: pathKubeletUnit, Data: assets.KubeletService, Mode: 0o644},
 		{Path: pathArgsDropIn, Data: argsDropIn, Mode: 0o644},
+	}
+	if baseSpec != nil {
+		n.Files = append(n.Files, rootfs.File{Path: pathBaseRuntimeSpec, Data: baseSpec, Mode: 0o644})
+	}
+	if p.OwnsCredentialProviderConfig || !f.CredentialConfigOnImage {
+		n.Files = append(n.Files, rootfs.File{Path: pathCredentialConfig, Data: kubeletconf.CredentialProviderConfigFor(row), Mode: 0o644})
 	}
 	if f.ClusterCache != nil {
 		n.Files = append(n.Files, *f.ClusterCache)
@@ -115,8 +149,8 @@ func Compute(c *Config, f *Facts) (*Node, error) {
 		n.BPFUnit = true
 		n.Files = append(n.Files, rootfs.File{Path: pathBPFUnit, Data: assets.SysFsBPFMount, Mode: 0o644})
 	}
-	if c.ShutdownGracePeriod > 0 {
-		logind, err := kubeletconf.LogindConfig(c.ShutdownGracePeriod)
+	if shutdown > 0 {
+		logind, err := kubeletconf.LogindConfig(shutdown)
 		if err != nil {
 			return nil, err
 		}
@@ -126,6 +160,26 @@ func Compute(c *Config, f *Facts) (*Node, error) {
 	}
 	n.Dirs = []string{"/etc/containerd/config.d", "/etc/cni/net.d"}
 	return n, nil
+}
+
+// kubeletArgs are the kubelet flags of 10-kubelet-args.conf, by the image profile and
+// the kubelet table: bootstrap.sh's (node IP, pause image while the kubelet has the
+// flag, verbosity, node name, external cloud provider), then what the image needs.
+func kubeletArgs(n *Node, f *Facts) []string {
+	p, row := f.Profile, f.Kubelet
+	args := []string{"--node-ip=" + n.NodeIP}
+	if row.PodInfraContainerImageFlag && (!p.PodInfraFlagAsNodeadm || row.PodInfraContainerImageMatters) {
+		args = append(args, "--pod-infra-container-image="+n.PauseImage)
+	}
+	args = append(args, "--v=2", "--hostname-override="+f.PrivateDNSName, "--cloud-provider=external")
+	if p.RuntimeCgroups != "" {
+		args = append(args, "--runtime-cgroups="+p.RuntimeCgroups)
+	}
+	if f.NvidiaGPU && f.KubeletVersion.AtLeast(1, 35) {
+		// As nodeadm: GPU nodes say so before the device plugin runs.
+		args = append(args, "--node-labels=nvidia.com/gpu.present=true")
+	}
+	return args
 }
 
 // nodeIP is the kubelet's --node-ip: IMDS local-ipv4, or for IPv6 the first address

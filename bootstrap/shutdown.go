@@ -24,6 +24,7 @@ const (
 // turns it on with that period.
 func (c *Config) shutdown(o Options) []string {
 	set := o.shutdownFlagsSet
+	c.ShutdownGiven = set["graceful-shutdown"] || set["shutdown-grace-period"] || set["shutdown-grace-period-critical-pods"]
 	on := o.GracefulShutdown || (set["shutdown-grace-period"] && o.ShutdownGracePeriod != 0)
 	if set["graceful-shutdown"] && !o.GracefulShutdown && (set["shutdown-grace-period"] || set["shutdown-grace-period-critical-pods"]) {
 		return []string{"--graceful-shutdown=false with --shutdown-grace-period(-critical-pods): turn it on or leave the periods out"}

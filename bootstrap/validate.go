@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/eksboot/eksboot/kubeletconf"
 	"github.com/eksboot/eksboot/maxpods"
 )
 
@@ -25,18 +26,24 @@ type Config struct {
 	PauseContainerAccount string
 	PauseContainerVersion string
 	PauseContainerImage   string
-	DNSClusterIPs         []string // nil: computed from the service CIDR or the VPC
-	IPFamily              string   // "ipv4" or "ipv6"
-	ServiceIPv4CIDR       netip.Prefix
-	ServiceIPv6CIDR       netip.Prefix
-	ClusterID             string
-	MountBPFFS            bool
-	LocalDisks            string // "" or mount, raid0, raid10, none
-	ReservedCPUs          bool   // --reserved-cpus is among the extra args
-	ContainerdChosen      bool   // --container-runtime containerd was given (needed below 1.24)
+	// PauseImageGiven: a pause flag or PAUSE_CONTAINER_IMAGE was given, so the pause
+	// image is the user's, not the image profile's.
+	PauseImageGiven  bool
+	DNSClusterIPs    []string // nil: computed from the service CIDR or the VPC
+	IPFamily         string   // "ipv4" or "ipv6"
+	ServiceIPv4CIDR  netip.Prefix
+	ServiceIPv6CIDR  netip.Prefix
+	ClusterID        string
+	MountBPFFS       bool
+	LocalDisks       string // "" or mount, raid0, raid10, none
+	ReservedCPUs     bool   // --reserved-cpus is among the extra args
+	ContainerdChosen bool   // --container-runtime containerd was given (needed below 1.24)
 	// ContainerdOverlay is partial containerd TOML (NodeConfig's spec.containerd.config)
 	// merged onto config.toml.
 	ContainerdOverlay string
+	// BaseRuntimeSpecOverlay is NodeConfig's spec.containerd.baseRuntimeSpec, merged
+	// onto the base OCI runtime spec (AL2023 profile).
+	BaseRuntimeSpecOverlay map[string]any
 	// MaxPodsMode and MaxPods say how max pods is worked out (maxpods.go).
 	MaxPodsMode string
 	MaxPods     maxpods.Options
@@ -50,6 +57,13 @@ type Config struct {
 	// KubeletConfigOverlay is a NodeConfig's spec.kubelet.config, merged onto the
 	// computed kubelet-config.json (nil for bootstrap.sh's command line).
 	KubeletConfigOverlay map[string]any
+	// ShutdownGiven: a graceful-shutdown flag was given (or the NodeConfig set the
+	// periods), so the kubelet version's default does not apply.
+	ShutdownGiven bool
+	// KubeletVersion is --kubelet-version, parsed (zero: read from the image).
+	KubeletVersion kubeletconf.Version
+	// ImageProfile is --image-profile ("": detect it from the root).
+	ImageProfile string
 	// Warnings are things worth saying that do not stop the run.
 	Warnings []string
 }
@@ -172,6 +186,7 @@ func Validate(o Options) (*Config, error) {
 	} else if !isImageTag(c.PauseContainerVersion) {
 		bad("--pause-container-version %q: want an image tag (letters, digits, '.', '_', '-'; at most 128)", o.PauseContainerVersion)
 	}
+	c.PauseImageGiven = o.PauseContainerAccount != "" || o.PauseContainerVersion != "" || o.PauseContainerImage != ""
 	if o.PauseContainerImage != "" && !imageRepoRE().MatchString(o.PauseContainerImage) {
 		bad("PAUSE_CONTAINER_IMAGE %q: want an image repository without a tag, such as registry.example.com/eks/pause", o.PauseContainerImage)
 	}
@@ -246,9 +261,15 @@ func Validate(o Options) (*Config, error) {
 		bad("--systemd-timeout %v: want a positive duration such as 5m", o.SystemdTimeout)
 	}
 	if o.KubeletVersion != "" {
-		if _, err := parseKubeletVersion(o.KubeletVersion); err != nil {
+		if c.KubeletVersion, err = kubeletconf.FindVersion(o.KubeletVersion); err != nil {
 			bad("--kubelet-version %q: want a version such as 1.32.9 or v1.32.9-eks-113cf36", o.KubeletVersion)
 		}
+	}
+	switch o.ImageProfile {
+	case "", ProfileAL2, ProfileAL2023:
+		c.ImageProfile = o.ImageProfile
+	default:
+		bad("--image-profile %q: want %s (or leave it out to detect the image)", o.ImageProfile, strings.Join(ProfileNames(), " or "))
 	}
 	for _, p := range c.maxPodsOptions(o) {
 		bad("%s", p)

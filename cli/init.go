@@ -39,6 +39,7 @@ func initFlags(prog string, o *bootstrap.Options, phase *string) *pflag.FlagSet 
 	fs.DurationVar(&o.IMDSTimeout, "imds-timeout", 60*time.Second, "deadline for reading the instance metadata and user data")
 	fs.BoolVar(&o.IMDSv1Fallback, "imds-v1-fallback", false, "read the instance metadata without a session token (IMDSv1) when IMDS refuses one")
 	fs.StringVar(&o.KubeletVersion, "kubelet-version", "", "kubelet version such as 1.32.9 (default: /etc/eks/kubelet-version.txt, else `kubelet --version`)")
+	fs.StringVar(&o.ImageProfile, "image-profile", "", "the node image's kind: al2 or al2023 (default: detected from /etc/os-release under the root)")
 	fs.StringVar(&o.LogFormat, "log-format", "console", "log format: console or json")
 	fs.DurationVar(&o.SystemdTimeout, "systemd-timeout", 5*time.Minute, "deadline for the systemd jobs")
 	fs.BoolVarP(&o.Help, "help", "h", false, "print this help")

@@ -35,7 +35,7 @@ var errOffline = errors.New("not available: eksboot render is offline")
 // AWS or root: the same bootstrap run as init and bootstrap.sh, into a temporary root,
 // on a simulated instance (imdstest.DefaultInstance with the given type and region).
 func runRender(prog string, args []string, stdout, stderr io.Writer) int {
-	var file, instanceType, region, kubeletVersion string
+	var file, instanceType, region, kubeletVersion, profile string
 	var help bool
 	fs := pflag.NewFlagSet(prog, pflag.ContinueOnError)
 	fs.SortFlags = false
@@ -44,6 +44,7 @@ func runRender(prog string, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&instanceType, "instance-type", "", "instance type, such as m5.large")
 	fs.StringVar(&region, "region", "us-west-2", "region")
 	fs.StringVar(&kubeletVersion, "kubelet-version", "1.32.9", "kubelet version of the node image")
+	fs.StringVar(&profile, "image-profile", bootstrap.ProfileAL2, "the node image's kind: al2 or al2023")
 	fs.BoolVarP(&help, "help", "h", false, "print this help")
 	if err := fs.Parse(args); err != nil {
 		fmt.Fprintf(stderr, "%s: %v (see --help)\n", prog, err)
@@ -68,7 +69,7 @@ func runRender(prog string, args []string, stdout, stderr io.Writer) int {
 	}
 	log, _ := newLogger("console", stderr)
 	log = log.WithOptions(zap.IncreaseLevel(zap.WarnLevel))
-	tree, flags, from, err := render(raw, instanceType, region, kubeletVersion, log)
+	tree, flags, from, err := render(raw, instanceType, region, kubeletVersion, profile, log)
 	var ue *bootstrap.UsageError
 	if errors.As(err, &ue) { // a bad value in the user data: bad input, exit 1
 		err = errors.New(strings.ReplaceAll(err.Error(), "\n", " "))
@@ -82,7 +83,7 @@ func runRender(prog string, args []string, stdout, stderr io.Writer) int {
 
 // render runs the bootstrap for raw on a simulated instance and returns the files it
 // wrote (node path -> content), the kubelet flags and where the configuration came from.
-func render(raw []byte, instanceType, region, kubeletVersion string, log *zap.Logger) (map[string][]byte, string, string, error) {
+func render(raw []byte, instanceType, region, kubeletVersion, profile string, log *zap.Logger) (map[string][]byte, string, string, error) {
 	parts, err := userdata.Parse(raw)
 	if err != nil {
 		return nil, "", "", err
@@ -112,7 +113,7 @@ func render(raw []byte, instanceType, region, kubeletVersion string, log *zap.Lo
 		return nil, "", "", err
 	}
 	o := req.Options
-	o.Root, o.NoRestart, o.DryRun, o.KubeletVersion = dir, true, false, kubeletVersion
+	o.Root, o.NoRestart, o.DryRun, o.KubeletVersion, o.ImageProfile = dir, true, false, kubeletVersion, profile
 	o.IMDSEndpoint = "http://127.0.0.1:9" // never dialled: Env.IMDS is simulated
 	env := offlineEnv(root, log, instanceType, region)
 	if err := bootstrap.RunNodeConfig(context.Background(), o, req.Extra, env); err != nil {

@@ -1,0 +1,97 @@
+// Package imagefixture lays out, under a folder, what an EKS node image holds that
+// eksboot reads at boot, for tests and the demo: the Amazon Linux 2023 EKS image
+// (AL2023) with a given kubelet and containerd. It writes only this project's own
+// stand-ins: empty executables where the image has binaries, version files in the
+// image's format.
+package imagefixture
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// AL2023 describes an Amazon Linux 2023 EKS image.
+type AL2023 struct {
+	// KubeletVersion is `kubelet --version` after "Kubernetes ", e.g.
+	// "v1.35.1-eks-113cf36".
+	KubeletVersion string
+	// ContainerdVersion is containerd's version, e.g. "2.1.5" (default).
+	ContainerdVersion string
+}
+
+// al2023Kubelet is the image's kubelet.service: its flags come from
+// /etc/eks/kubelet/environment, which nodeadm writes (eksboot replaces the unit).
+const al2023Kubelet = `[Unit]
+Description=Kubernetes Kubelet
+After=containerd.service
+Wants=containerd.service
+
+[Service]
+Slice=runtime.slice
+EnvironmentFile=/etc/eks/kubelet/environment
+ExecStartPre=/sbin/iptables -P FORWARD ACCEPT -w 5
+ExecStart=/usr/bin/kubelet $NODEADM_KUBELET_ARGS
+Restart=on-failure
+RestartSec=5
+KillMode=process
+
+[Install]
+WantedBy=multi-user.target
+`
+
+// Files returns the image's files as node path -> content, and the executables.
+func (a AL2023) Files() (files map[string]string, executables []string) {
+	cv := a.ContainerdVersion
+	if cv == "" {
+		cv = "2.1.5"
+	}
+	module := "github.com/containerd/containerd"
+	if cv[0] != '1' {
+		module += "/v2"
+	}
+	files = map[string]string{
+		"/etc/os-release":                                                "NAME=\"Amazon Linux\"\nVERSION=\"2023\"\nID=\"amzn\"\nID_LIKE=\"fedora\"\nVERSION_ID=\"2023\"\nPLATFORM_ID=\"platform:al2023\"\nPRETTY_NAME=\"Amazon Linux 2023.9.20251117\"\n",
+		"/etc/eks/kubelet-version.txt":                                   "Kubernetes " + a.KubeletVersion + "\n",
+		"/etc/eks/containerd-version.txt":                                fmt.Sprintf("containerd %s %s 0123456789abcdef0123456789abcdef01234567\n", module, cv),
+		"/etc/eks/pause.tar":                                             "",
+		"/etc/systemd/system/kubelet.service":                            al2023Kubelet,
+		"/etc/systemd/system/containerd.service.d/00-runtime-slice.conf": "[Service]\nSlice=runtime.slice\n",
+		"/proc/mounts":                                                   "/dev/nvme0n1p1 / xfs rw,noatime 0 0\ncgroup2 /sys/fs/cgroup cgroup2 rw,nosuid,nodev,noexec,relatime 0 0\nbpf /sys/fs/bpf bpf rw,nosuid,nodev,noexec,relatime,mode=700 0 0\n",
+		"/proc/sys/crypto/fips_enabled":                                  "0\n",
+	}
+	executables = []string{
+		"/etc/eks/image-credential-provider/ecr-credential-provider",
+		"/usr/bin/kubelet", "/usr/bin/containerd", "/usr/bin/aws", "/usr/sbin/runc",
+	}
+	return files, executables
+}
+
+// Write lays the image out under root.
+func (a AL2023) Write(root string) error {
+	files, executables := a.Files()
+	for p, content := range files {
+		if err := write(root, p, content, 0o644); err != nil {
+			return err
+		}
+	}
+	for _, p := range executables {
+		if err := write(root, p, "", 0o755); err != nil {
+			return err
+		}
+	}
+	for _, d := range []string{"/etc/containerd", "/etc/kubernetes/manifests", "/var/lib/kubelet", "/opt/cni/bin"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func write(root, p, content string, mode os.FileMode) error {
+	hp := filepath.Join(root, filepath.FromSlash(p))
+	if err := os.MkdirAll(filepath.Dir(hp), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(hp, []byte(content), mode)
+}
