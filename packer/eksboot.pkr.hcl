@@ -3,8 +3,9 @@
 #
 #   amazon-ebs.eks-node  launches the source EKS AMI, installs eksboot into / and
 #                        registers a new AMI (make ami; needs AWS credentials);
-#   null.staging         runs install.sh on this machine into var.staging_dir, so the
-#                        provisioning path is tested without AWS (make test).
+#   null.staging         lays out a stand-in of the source image (fake-image.sh) in
+#                        var.staging_dir and runs install.sh into it on this machine,
+#                        so the provisioning path is tested without AWS (make test).
 #
 # Written for Packer 1.6.6 (Debian's packer) and newer: no packer.required_plugins
 # and no data sources, which 1.6.6 does not know. See README.md.
@@ -14,15 +15,24 @@ packer {
 }
 
 locals {
+  # The EKS-optimized AMIs' names: AL2023 names the architecture in every name, AL2
+  # only for arm64.
   source_ami_name = var.source_ami_name != "" ? var.source_ami_name : (
-    var.architecture == "arm64"
-    ? "amazon-eks-arm64-node-${var.kubernetes_version}-v*"
-    : "amazon-eks-node-${var.kubernetes_version}-v*"
+    var.image_family == "al2023"
+    ? "amazon-eks-node-al2023-${var.architecture}-standard-${var.kubernetes_version}-v*"
+    : (
+      var.architecture == "arm64"
+      ? "amazon-eks-arm64-node-${var.kubernetes_version}-v*"
+      : "amazon-eks-node-${var.kubernetes_version}-v*"
+    )
   )
-  ami_name       = var.ami_name != "" ? var.ami_name : "eksboot-eks-node-${var.kubernetes_version}-${var.architecture}-${formatdate("YYYYMMDDhhmmss", timestamp())}"
+  ami_name       = var.ami_name != "" ? var.ami_name : "eksboot-eks-node-${var.image_family}-${var.kubernetes_version}-${var.architecture}-${formatdate("YYYYMMDDhhmmss", timestamp())}"
   eksboot_binary = var.eksboot_binary != "" ? var.eksboot_binary : "${path.root}/../bin/eksboot"
   units_dir      = "${path.root}/../assets"
   install_sh     = "${path.root}/install.sh"
+  fake_image_sh  = "${path.root}/fake-image.sh"
+  # The kubelet version of the local source's stand-in image.
+  staging_kubelet_version = var.kubelet_version != "" ? var.kubelet_version : "v${var.kubernetes_version}.0"
   # Where the amazon-ebs build uploads the binary and the units before install.sh runs.
   upload_dir = "/tmp/eksboot-install"
 }
@@ -48,6 +58,7 @@ source "amazon-ebs" "eks-node" {
     Name               = local.ami_name
     eksboot_version    = var.eksboot_version
     kubernetes_version = var.kubernetes_version
+    image_family       = var.image_family
     source_ami_name    = "{{ .SourceAMIName }}"
   }
 }
@@ -108,18 +119,35 @@ build {
     execute_command = "sudo env {{ .Vars }} sh '{{ .Path }}'"
   }
 
-  # A smoke test of the result: the binary runs and answers as bootstrap.sh.
+  # A smoke test of the result: the binary runs and answers as bootstrap.sh, eksboot's
+  # boot units are enabled and nodeadm's are not (on AL2 there are none).
   provisioner "shell" {
     only = ["amazon-ebs.eks-node"]
     inline = [
       "eksboot version",
       "/etc/eks/bootstrap.sh --help >/dev/null",
       "cat /etc/eks/kubelet-version.txt",
+      "systemctl is-enabled eksboot-config.service",
+      "systemctl is-enabled eksboot-run.service",
+      # Not `! systemctl ...`: sh -e ignores the status of a command negated with !.
+      "for u in nodeadm-config.service nodeadm-run.service; do if systemctl is-enabled --quiet $u 2>/dev/null; then echo \"$u is still enabled\" >&2; exit 1; fi; done",
       "rm -rf ${local.upload_dir}",
     ]
   }
 
-  # On this machine: the same script into the staging folder.
+  # On this machine: a stand-in of the source image in the staging folder, then the
+  # same install.sh into it.
+  provisioner "shell-local" {
+    only   = ["null.staging"]
+    script = local.fake_image_sh
+    environment_vars = [
+      "DESTDIR=${var.staging_dir}",
+      "IMAGE_FAMILY=${var.image_family}",
+      "KUBELET_VERSION=${local.staging_kubelet_version}",
+    ]
+    execute_command = ["/bin/sh", "-c", "{{ .Vars }} /bin/sh {{ .Script }}"]
+  }
+
   provisioner "shell-local" {
     only   = ["null.staging"]
     script = local.install_sh
@@ -127,7 +155,7 @@ build {
       "DESTDIR=${var.staging_dir}",
       "EKSBOOT_BINARY=${local.eksboot_binary}",
       "UNITS_DIR=${local.units_dir}",
-      "KUBELET_VERSION=${var.kubelet_version}",
+      "KUBELET_VERSION=${local.staging_kubelet_version}",
     ]
     execute_command = ["/bin/sh", "-c", "{{ .Vars }} /bin/sh {{ .Script }}"]
   }

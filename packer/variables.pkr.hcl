@@ -1,6 +1,6 @@
 # Variables of the eksboot node image. Every one has a default that builds an image
-# from the newest EKS-optimized Amazon Linux 2 AMI; set them with -var name=value or a
-# *.pkrvars.hcl file (see README.md).
+# from the newest EKS-optimized Amazon Linux 2023 AMI of Kubernetes 1.35; set them with
+# -var name=value or a *.pkrvars.hcl file (see README.md).
 
 variable "region" {
   type        = string
@@ -8,10 +8,21 @@ variable "region" {
   description = "AWS region to build the AMI in (the AMI is registered there)."
 }
 
+variable "image_family" {
+  type        = string
+  default     = "al2023"
+  description = "Family of the source EKS AMI: al2023 (Amazon Linux 2023, configured by nodeadm, whose bootstrap.sh is a stub) or al2 (Amazon Linux 2, published up to Kubernetes 1.32). The local source lays out a root of that family."
+
+  validation {
+    condition     = contains(["al2023", "al2"], var.image_family)
+    error_message = "The image_family must be al2023 or al2."
+  }
+}
+
 variable "kubernetes_version" {
   type        = string
-  default     = "1.32"
-  description = "Kubernetes minor version of the source EKS AMI (its kubelet), e.g. 1.31."
+  default     = "1.35"
+  description = "Kubernetes minor version of the source EKS AMI (its kubelet), e.g. 1.34."
 
   validation {
     condition     = length(split(".", var.kubernetes_version)) == 2 && substr(var.kubernetes_version, 0, 2) == "1."
@@ -22,7 +33,7 @@ variable "kubernetes_version" {
 variable "source_ami_name" {
   type        = string
   default     = ""
-  description = "Name filter of the source AMI; empty means the EKS-optimized Amazon Linux 2 image of kubernetes_version and architecture."
+  description = "Name filter of the source AMI; empty means the EKS-optimized image of image_family, kubernetes_version and architecture."
 }
 
 variable "source_ami_owners" {
@@ -57,7 +68,7 @@ variable "ssh_username" {
 variable "ami_name" {
   type        = string
   default     = ""
-  description = "Name of the new AMI; empty means eksboot-eks-node-<kubernetes_version>-<architecture>-<UTC time>."
+  description = "Name of the new AMI; empty means eksboot-eks-node-<image_family>-<kubernetes_version>-<architecture>-<UTC time>."
 }
 
 variable "eksboot_binary" {
@@ -75,11 +86,11 @@ variable "eksboot_version" {
 variable "staging_dir" {
   type        = string
   default     = ""
-  description = "Local source only: the folder that stands for / (it must exist)."
+  description = "Local source only: the folder that stands for / (it must exist and be empty: the build lays out a stand-in image of image_family in it, then runs install.sh)."
 }
 
 variable "kubelet_version" {
   type        = string
   default     = ""
-  description = "Local source only: kubelet version written to /etc/eks/kubelet-version.txt, as there is no kubelet to ask (e.g. v1.32.9-eks-113cf36)."
+  description = "Local source only: the version the stand-in image's kubelet reports (e.g. v1.35.0-eks-4a1b2c3); empty means v<kubernetes_version>.0."
 }
