@@ -14,9 +14,12 @@ NETNS := $(shell [ "$$(id -u)" = 0 ] && command -v unshare >/dev/null && command
 help: ## Show the targets.
 	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z_-]+:.*##/ {printf "  %-16s %s\n", $$1, $$2} /^##@/ {printf "\n%s\n", substr($$0, 5)}' $(MAKEFILE_LIST)
 
+# The simulated node image of make demo: al2023 (today's EKS images) or al2.
+DEMO_PROFILE ?= al2023
+
 .PHONY: demo
-demo: build ## Run the bootstrap end to end on a simulated m5.large (temporary root, no root/network/systemd needed).
-	$(NETNS) sh -c 'ip link set lo up 2>/dev/null; exec ./$(BIN) demo'
+demo: build ## Run the bootstrap end to end on a simulated m5.large, on an AL2023 image (DEMO_PROFILE=al2 for AL2; temporary root, no root/network/systemd needed).
+	$(NETNS) sh -c 'ip link set lo up 2>/dev/null; exec ./$(BIN) demo --image-profile $(DEMO_PROFILE)'
 
 .PHONY: test
 test: check check-generated ## gofmt, go vet, every test (real systemd over D-Bus when root), a short fuzz run.

@@ -23,7 +23,9 @@ func TestMainCommands(t *testing.T) {
 		{"bootstrap.sh name takes bootstrap.sh's command line", []string{"/etc/eks/bootstrap.sh", "-h"}, 0, "Usage: bootstrap.sh [options] CLUSTER_NAME", ""},
 		{"bad flag", []string{"eksboot", "bootstrap", "--nope"}, 2, "", "eksboot bootstrap: unknown flag: --nope (see --help)\n"},
 		{"bad value", []string{"bootstrap.sh", "c", "--ip-family", "ipv5", "--b64-cluster-ca", "eA==", "--apiserver-endpoint", "https://x.example.com", "--root", "/nonexistent-root"}, 2, "", "--root"},
-		{"bad demo argument", []string{"eksboot", "demo", "--nope"}, 2, "", "unexpected arguments"},
+		{"bad demo argument", []string{"eksboot", "demo", "nope"}, 2, "", "unexpected arguments"},
+		{"bad demo flag", []string{"eksboot", "demo", "--nope"}, 2, "", "unknown flag: --nope"},
+		{"bad demo profile", []string{"eksboot", "demo", "--image-profile", "al1"}, 2, "", `--image-profile "al1": want al2 or al2023`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -62,22 +64,34 @@ func TestDemo(t *testing.T) {
 	for _, k := range []string{"AWS_ENDPOINT_URL_EC2", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_EC2_METADATA_DISABLED"} {
 		t.Setenv(k, "") // restored after the test; the demo sets its own
 	}
-	var stdout, stderr bytes.Buffer
-	if code := Main([]string{"eksboot", "demo"}, &stdout, &stderr); code != 0 {
-		t.Fatalf("exit %d\n%s", code, stderr.String())
-	}
-	for _, want := range []string{
-		"==> /etc/kubernetes/kubelet/kubelet-config.json (0644",
-		`"maxPods": 29`,
-		"==> /etc/systemd/system/kubelet.service.d/10-kubelet-args.conf",
-		"--hostname-override=ip-192-168-45-67.us-west-2.compute.internal",
-		"(the cluster CA: not printed)",
+	for _, tc := range []struct {
+		profile string
+		want    []string
+	}{
+		{"al2023", []string{"image profile: al2023", "--runtime-cgroups=/runtime.slice/containerd.service", "==> /etc/eks/image-credential-provider/config.json", "sandbox = 'localhost/kubernetes/pause:latest'", "command: aws"}},
+		{"al2", []string{"image profile: al2", "--pod-infra-container-image=602401143452.dkr.ecr.us-west-2.amazonaws.com/eks/pause:3.5", "command: /usr/bin/aws-iam-authenticator"}},
 	} {
-		if !strings.Contains(stdout.String(), want) {
-			t.Errorf("demo output lacks %q", want)
+		var stdout, stderr bytes.Buffer
+		if code := Main([]string{"eksboot", "demo", "--image-profile", tc.profile}, &stdout, &stderr); code != 0 {
+			t.Fatalf("%s: exit %d\n%s", tc.profile, code, stderr.String())
 		}
-	}
-	if !strings.Contains(stderr.String(), `"step": "write"`) || strings.Contains(stdout.String()+stderr.String(), "BEGIN CERTIFICATE") {
-		t.Errorf("demo log:\n%s", stderr.String())
+		for _, want := range append([]string{
+			"==> /etc/kubernetes/kubelet/kubelet-config.json (0644",
+			`"maxPods": 29`,
+			"==> /etc/systemd/system/kubelet.service.d/10-kubelet-args.conf",
+			"--hostname-override=ip-192-168-45-67.us-west-2.compute.internal",
+			"(the cluster CA: not printed)",
+		}, tc.want...) {
+			if !strings.Contains(stdout.String(), want) {
+				t.Errorf("%s: demo output lacks %q", tc.profile, want)
+			}
+		}
+		if strings.Contains(stdout.String(), "==> /etc/os-release") {
+			t.Errorf("%s: the demo printed the simulated image's own files", tc.profile)
+		}
+		if !strings.Contains(stderr.String(), `"step": "write"`) || !strings.Contains(stderr.String(), `"imageProfile": "`+tc.profile+`"`) ||
+			strings.Contains(stdout.String()+stderr.String(), "BEGIN CERTIFICATE") {
+			t.Errorf("%s: demo log:\n%s", tc.profile, stderr.String())
+		}
 	}
 }

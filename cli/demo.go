@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -21,7 +22,9 @@ import (
 	"github.com/eksboot/eksboot/bootstrap"
 	"github.com/eksboot/eksboot/ec2api/ec2test"
 	"github.com/eksboot/eksboot/imds/imdstest"
+	"github.com/eksboot/eksboot/internal/imagefixture"
 	"github.com/eksboot/eksboot/rootfs"
+	"github.com/spf13/pflag"
 )
 
 // runDemo runs the bootstrap end to end on a simulated m5.large in us-west-2: an
@@ -29,19 +32,31 @@ import (
 // root and no systemd. It prints the files written; the log on stderr shows each step
 // and its duration. Nothing leaves the machine.
 func runDemo(args []string, stdout, stderr io.Writer) int {
-	keep := len(args) == 1 && args[0] == "--keep"
-	if len(args) > 0 && !keep {
-		fmt.Fprintf(stderr, "eksboot demo: unexpected arguments %q (only --keep, to keep the temporary root)\n", args)
+	var keep bool
+	profile := bootstrap.ProfileAL2023
+	fs := pflag.NewFlagSet("eksboot demo", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.BoolVar(&keep, "keep", false, "keep the temporary root")
+	fs.StringVar(&profile, "image-profile", profile, "the simulated node image: al2023 (today's EKS images, kubelet 1.35) or al2 (the Amazon Linux 2 layout, kubelet 1.32)")
+	switch err := fs.Parse(args); {
+	case err != nil:
+		fmt.Fprintf(stderr, "eksboot demo: %v (want [--keep] [--image-profile al2|al2023])\n", err)
+		return exitUsage
+	case fs.NArg() > 0:
+		fmt.Fprintf(stderr, "eksboot demo: unexpected arguments %q (want [--keep] [--image-profile al2|al2023])\n", fs.Args())
+		return exitUsage
+	case profile != bootstrap.ProfileAL2 && profile != bootstrap.ProfileAL2023:
+		fmt.Fprintf(stderr, "eksboot demo: --image-profile %q: want al2 or al2023\n", profile)
 		return exitUsage
 	}
-	if err := demo(stdout, stderr, keep); err != nil {
+	if err := demo(stdout, stderr, keep, profile); err != nil {
 		fmt.Fprintf(stderr, "eksboot demo: error: %v\n", err)
 		return exitFailure
 	}
 	return exitOK
 }
 
-func demo(stdout, stderr io.Writer, keep bool) error {
+func demo(stdout, stderr io.Writer, keep bool, profile string) error {
 	inst := imdstest.DefaultInstance()
 	metadata, err := imdstest.NewServer(inst)
 	if err != nil {
@@ -82,6 +97,17 @@ func demo(stdout, stderr io.Writer, keep bool) error {
 	if err != nil {
 		return err
 	}
+	kubelet, image := "v1.32.9-eks-113cf36", "a bare root (the AL2 layout)"
+	if profile == bootstrap.ProfileAL2023 {
+		kubelet, image = "v1.35.1-eks-113cf36", "an Amazon Linux 2023 EKS image"
+		if err := (imagefixture.AL2023{KubeletVersion: kubelet}).Write(dir); err != nil {
+			return err
+		}
+	}
+	before, err := readTree(dir)
+	if err != nil {
+		return err
+	}
 	o, err := bootstrap.Parse([]string{
 		"demo-cluster",
 		"--b64-cluster-ca", base64.StdEncoding.EncodeToString(ca),
@@ -89,7 +115,8 @@ func demo(stdout, stderr io.Writer, keep bool) error {
 		"--kubelet-extra-args", "--node-labels=eksboot.dev/demo=true",
 		"--root", dir,
 		"--imds-endpoint", metadata.URL(),
-		"--kubelet-version", "v1.32.9-eks-113cf36",
+		"--kubelet-version", kubelet,
+		"--image-profile", profile,
 		"--no-restart",
 	}, func(string) string { return "" })
 	if err != nil {
@@ -99,8 +126,9 @@ func demo(stdout, stderr io.Writer, keep bool) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "eksboot demo: a simulated %s in %s (IMDS %s, EC2 %s), root %s\n\n",
+	fmt.Fprintf(stdout, "eksboot demo: a simulated %s in %s (IMDS %s, EC2 %s), root %s\n",
 		inst.InstanceType, inst.Region, metadata.URL(), ec2.URL(), dir)
+	fmt.Fprintf(stdout, "image profile: %s (--image-profile %s), kubelet %s, on %s\n\n", profile, profile, kubelet, image)
 	env := bootstrap.DefaultEnv(root, log, stdout, stderr)
 	start := time.Now()
 	if err := bootstrap.Run(context.Background(), o, env); err != nil {
@@ -108,7 +136,7 @@ func demo(stdout, stderr io.Writer, keep bool) error {
 	}
 	_ = log.Sync()
 	took := time.Since(start)
-	if err := printTree(stdout, dir); err != nil {
+	if err := printTree(stdout, dir, before); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "bootstrap took %v; %d IMDS requests, %d EC2 calls\n", took.Round(time.Microsecond),
@@ -119,8 +147,9 @@ func demo(stdout, stderr io.Writer, keep bool) error {
 	return nil
 }
 
-// printTree prints every file under dir with its mode and content.
-func printTree(w io.Writer, dir string) error {
+// printTree prints every file under dir that differs from before (node path ->
+// content: the simulated image's own files) with its mode and content.
+func printTree(w io.Writer, dir string, before map[string][]byte) error {
 	var paths []string
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err == nil && d.Type().IsRegular() {
@@ -142,6 +171,9 @@ func printTree(w io.Writer, dir string) error {
 			return err
 		}
 		rel, _ := filepath.Rel(dir, p)
+		if old, ok := before["/"+filepath.ToSlash(rel)]; ok && bytes.Equal(old, b) {
+			continue
+		}
 		fmt.Fprintf(w, "==> /%s (%04o, %d bytes)\n", rel, st.Mode().Perm(), len(b))
 		if filepath.Base(p) == "ca.crt" {
 			fmt.Fprintf(w, "(the cluster CA: not printed)\n\n")
