@@ -349,3 +349,26 @@ func TestContainerdV3Golden(t *testing.T) {
 		}
 	})
 }
+
+// FuzzContainerd: whatever the template and overlay, Containerd either fails or
+// returns TOML that decodes, and returns the same bytes for the same input.
+func FuzzContainerd(f *testing.F) {
+	f.Add(2, []byte(assets.ContainerdConfigV3), "[grpc]\naddress = '/x'\n", "img:1")
+	f.Add(1, []byte(assets.ContainerdConfig), "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\"]\nenable_cdi = true\n", "img")
+	f.Add(2, []byte("version = 3\n[plugins]\n"), "version = 3\n[[a]]\nb = 1\n", `a"b`)
+	f.Add(1, []byte("x = 'SANDBOX_IMAGE'\n"), "", "'")
+	f.Fuzz(func(t *testing.T, major int, template []byte, overlay, image string) {
+		in := ContainerdInput{Major: major%3 + 1, Template: template, TemplateName: "/t.toml", SandboxImage: image, RuncBinary: al2023Runc, Overlays: []ContainerdOverlay{{nodeConfig, overlay}}}
+		out, err := Containerd(in)
+		if err != nil {
+			return
+		}
+		var m map[string]any
+		if err := toml.Unmarshal(out, &m); err != nil {
+			t.Fatalf("output is not TOML: %v\n%s", err, out)
+		}
+		if again, err := Containerd(in); err != nil || !bytes.Equal(again, out) {
+			t.Fatalf("a second render differs")
+		}
+	})
+}
