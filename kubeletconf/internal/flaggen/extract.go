@@ -260,7 +260,7 @@ func newWalker(l *loader) *walker {
 // that a VisitAll later copies from, and what was registered on each.
 type scope struct {
 	f      *fn
-	locals map[string]typeRef // parameters and receiver with named types; "" pkg for others
+	locals map[string]typeRef // parameters and receiver, with their named type if they have one
 	sinks  map[string]map[string]flagInfo
 }
 
