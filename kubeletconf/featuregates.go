@@ -1,0 +1,110 @@
+package kubeletconf
+
+import (
+	"fmt"
+	"io"
+	"slices"
+
+	"github.com/coreos/go-systemd/v22/unit"
+)
+
+// FeatureGate is one gate of NodeConfig's spec.featureGates that nodeadm knows.
+type FeatureGate struct {
+	// Name is the key in spec.featureGates.
+	Name string
+	// Default is nodeadm's value when the gate is not set.
+	Default bool
+	// Doc says what nodeadm does when the gate is on.
+	Doc string
+	// Since is the nodeadm version that has the gate: "81fec2e8" for the commit
+	// eksboot's peer cases come from, "later" for gates only newer nodeadm knows.
+	Since string
+}
+
+// FeatureGates are the gates nodeadm knows (awslabs/amazon-eks-ami nodeadm
+// internal/api/featuregates.go and the Feature constants of internal/api). nodeadm
+// checks gate names only in its CRD schema: at run time an unknown name is
+// silently off, so eksboot takes an unknown name for a typo.
+var FeatureGates = []FeatureGate{
+	{
+		Name: "InstanceIdNodeName", Default: false, Since: "81fec2e8",
+		Doc: "The node's name is its EC2 instance ID (kubelet --hostname-override=<instance id>) " +
+			"instead of its private DNS name, and ec2:DescribeInstances is not called. " +
+			"The node role's access entry or aws-auth mapping must then allow the instance-ID name.",
+	},
+	{
+		Name: "FastImagePull", Default: false, Since: "81fec2e8",
+		Doc: "Images are pulled by the SOCI snapshotter in parallel pull/unpack mode, on nodes with " +
+			"at least 4 vCPUs and 7 GiB of memory (below that the gate is silently off): containerd's " +
+			"CRI snapshotter is soci with proxy plugin soci (FastImagePullOverlay), the kubelet's " +
+			"imageServiceEndpoint is SOCIImageServiceEndpoint, containerd.service requires and follows " +
+			"soci-snapshotter.service (FastImagePullContainerdDropIn), and " +
+			"/etc/soci-snapshotter-grpc/config.toml is written.",
+	},
+	{
+		Name: "OSManagedNoManageENIs", Default: false, Since: "later",
+		Doc: "Secondary ENIs tagged node.k8s.amazonaws.com/no_manage=true are configured by " +
+			"systemd-networkd instead of being left to the VPC CNI (needs ec2:DescribeNetworkInterfaces).",
+	},
+}
+
+// KnownFeatureGate reports whether nodeadm knows the gate name (exact spelling).
+func KnownFeatureGate(name string) bool {
+	return slices.ContainsFunc(FeatureGates, func(g FeatureGate) bool { return g.Name == name })
+}
+
+// FastImagePull's node paths and endpoints.
+const (
+	// SOCISocket is the SOCI snapshotter's gRPC socket (its default address).
+	SOCISocket = "/run/soci-snapshotter-grpc/soci-snapshotter-grpc.sock"
+	// SOCIImageServiceEndpoint is the kubelet's imageServiceEndpoint with FastImagePull.
+	SOCIImageServiceEndpoint = "unix://" + SOCISocket
+	// SOCIContainerdDropInPath orders containerd after the SOCI snapshotter.
+	SOCIContainerdDropInPath = "/etc/systemd/system/containerd.service.d/10-soci-snapshotter.conf"
+	// SOCIConfigPath is the SOCI snapshotter's own configuration file.
+	SOCIConfigPath = "/etc/soci-snapshotter-grpc/config.toml"
+)
+
+// FastImagePullEffective reports whether nodeadm turns FastImagePull on for a node
+// whose gate is enabled: at least 4000 millicores and at least 7 GiB of online
+// memory (below that the gate is silently off, as in nodeadm).
+func FastImagePullEffective(enabled bool, milliCPU, memoryBytes int64) bool {
+	return enabled && milliCPU >= 4000 && memoryBytes >= 7<<30
+}
+
+// FastImagePullOverlay returns the containerd configuration that FastImagePull adds,
+// for the config version the node's config.toml has (2 for containerd 1 and for a
+// containerd 2 node whose overlays say version = 2, else 3: the version Containerd
+// picks):
+//
+//   - version 2: plugins."io.containerd.grpc.v1.cri".containerd.snapshotter = "soci";
+//   - version 3: plugins."io.containerd.cri.v1.images".snapshotter = "soci";
+//   - both: [proxy_plugins.soci] type = "snapshot", address = SOCISocket.
+//
+// The overlay has no version key. Put it before the user's spec.containerd.config
+// overlays, so the user's settings win, as they do over nodeadm's template.
+func FastImagePullOverlay(configVersion int) (ContainerdOverlay, error) {
+	var snapshotter string
+	switch configVersion {
+	case 2:
+		snapshotter = "[plugins.\"io.containerd.grpc.v1.cri\".containerd]\nsnapshotter = \"soci\"\n"
+	case 3:
+		snapshotter = "[plugins.\"io.containerd.cri.v1.images\"]\nsnapshotter = \"soci\"\n"
+	default:
+		return ContainerdOverlay{}, fmt.Errorf("FastImagePull: containerd config version %d: want 2 or 3", configVersion)
+	}
+	return ContainerdOverlay{
+		Name: "spec.featureGates.FastImagePull",
+		TOML: snapshotter + "\n[proxy_plugins.soci]\ntype = \"snapshot\"\naddress = \"" + SOCISocket + "\"\n",
+	}, nil
+}
+
+// FastImagePullContainerdDropIn renders SOCIContainerdDropInPath: containerd
+// requires soci-snapshotter.service and starts after it, so that the proxy plugin's
+// socket exists when containerd loads it.
+func FastImagePullContainerdDropIn() ([]byte, error) {
+	return io.ReadAll(unit.Serialize([]*unit.UnitOption{
+		unit.NewUnitOption("Unit", "Requires", "soci-snapshotter.service"),
+		unit.NewUnitOption("Unit", "After", "soci-snapshotter.service"),
+	}))
+}

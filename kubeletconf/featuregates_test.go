@@ -1,0 +1,122 @@
+package kubeletconf
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/pelletier/go-toml/v2"
+)
+
+func TestKnownFeatureGate(t *testing.T) {
+	for name, want := range map[string]bool{
+		"InstanceIdNodeName": true, "FastImagePull": true, "OSManagedNoManageENIs": true,
+		"instanceIdNodeName": false, "FastContainerImagePull": false, "": false,
+	} {
+		if got := KnownFeatureGate(name); got != want {
+			t.Errorf("KnownFeatureGate(%q) = %v, want %v", name, got, want)
+		}
+	}
+	for _, g := range FeatureGates {
+		if g.Default || g.Doc == "" || g.Since == "" {
+			t.Errorf("%+v: every gate nodeadm knows is off by default and documented", g)
+		}
+	}
+}
+
+func TestFastImagePullEffective(t *testing.T) {
+	const gib = int64(1) << 30
+	for _, c := range []struct {
+		on        bool
+		milli     int64
+		mem       int64
+		effective bool
+	}{
+		// nodeadm internal/containerd/containerd_config_test.go cases (81fec2e8:
+		// ../shared/peer/nodeadm-unit/containerd-*).
+		{true, 4000, 8 * gib, true},
+		{true, 8000, 16 * gib, true},
+		{false, 8000, 16 * gib, false},
+		{true, 4000, 7 * gib, true},
+		{true, 3999, 16 * gib, false},
+		{true, 8000, 7*gib - 1, false},
+	} {
+		if got := FastImagePullEffective(c.on, c.milli, c.mem); got != c.effective {
+			t.Errorf("%v %d m %d B: got %v, want %v", c.on, c.milli, c.mem, got, c.effective)
+		}
+	}
+}
+
+// What the nodeadm unit cases assert on the merged config: containerd 1 (version 2)
+// with a user mirror (TestContainerdConfigWithUserConfigAndFastImagePullFeature) and
+// containerd 2 (version 3, TestContainerdConfig Case7).
+func TestFastImagePullOverlayMerged(t *testing.T) {
+	get := func(t *testing.T, tree map[string]any, path ...string) any {
+		t.Helper()
+		var v any = tree
+		for _, k := range path {
+			m, ok := v.(map[string]any)
+			if !ok {
+				t.Fatalf("%s: not a table at %q", strings.Join(path, "/"), k)
+			}
+			v = m[k]
+		}
+		return v
+	}
+	for _, c := range []struct {
+		name        string
+		major       int
+		version     int
+		user        string
+		snapshotter []string
+	}{
+		{"containerd 1", 1, 2, "[plugins.'io.containerd.grpc.v1.cri'.registry.mirrors]\n\"docker.io\" = [\"https://my-custom-mirror.example.com\"]\n",
+			[]string{"plugins", "io.containerd.grpc.v1.cri", "containerd", "snapshotter"}},
+		{"containerd 2", 2, 3, "", []string{"plugins", "io.containerd.cri.v1.images", "snapshotter"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			o, err := FastImagePullOverlay(c.version)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := Containerd(ContainerdInput{
+				Major: c.major, SandboxImage: "localhost/kubernetes/pause:latest",
+				Overlays: []ContainerdOverlay{o, {Name: "spec.containerd.config", TOML: c.user}},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var tree map[string]any
+			if err := toml.Unmarshal(out, &tree); err != nil {
+				t.Fatal(err)
+			}
+			if got := get(t, tree, c.snapshotter...); got != "soci" {
+				t.Errorf("%s = %v, want soci", strings.Join(c.snapshotter, "/"), got)
+			}
+			if got := get(t, tree, "proxy_plugins", "soci", "type"); got != "snapshot" {
+				t.Errorf("proxy_plugins.soci.type = %v", got)
+			}
+			if got := get(t, tree, "proxy_plugins", "soci", "address"); got != SOCISocket {
+				t.Errorf("proxy_plugins.soci.address = %v", got)
+			}
+			if c.user != "" {
+				m := get(t, tree, "plugins", "io.containerd.grpc.v1.cri", "registry", "mirrors", "docker.io")
+				if l, ok := m.([]any); !ok || len(l) != 1 || l[0] != "https://my-custom-mirror.example.com" {
+					t.Errorf("user mirror lost: %v", m)
+				}
+			}
+		})
+	}
+	if _, err := FastImagePullOverlay(1); err == nil {
+		t.Error("version 1: no error")
+	}
+}
+
+func TestFastImagePullContainerdDropIn(t *testing.T) {
+	got, err := FastImagePullContainerdDropIn()
+	if want := "[Unit]\nRequires=soci-snapshotter.service\nAfter=soci-snapshotter.service\n"; err != nil || string(got) != want {
+		t.Errorf("got %q (%v), want %q", got, err, want)
+	}
+	if SOCIImageServiceEndpoint != "unix:///run/soci-snapshotter-grpc/soci-snapshotter-grpc.sock" {
+		t.Error(SOCIImageServiceEndpoint)
+	}
+}
