@@ -19,6 +19,7 @@ package imdstest
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -154,7 +155,7 @@ func buildTree(in Instance) (map[string]string, error) {
 			t.set(ifp+"subnet-ipv6-cidr-blocks", strings.Join(in.SubnetIPv6CIDRBlocks, "\n"))
 		}
 	}
-	t.set("latest/dynamic/instance-identity/document", identityDocument(in))
+	t.set("latest/dynamic/instance-identity/document", IdentityDocument(in))
 	if in.UserData != "" {
 		t.set("latest/user-data", in.UserData)
 	}
@@ -223,15 +224,18 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// identityDocument renders latest/dynamic/instance-identity/document in the
-// layout the golden fake used: two-space indent, keys in this order,
-// non-ASCII characters escaped.
-func identityDocument(in Instance) string {
+// IdentityDocument returns the body of latest/dynamic/instance-identity/document
+// for in, in the layout the golden fake used: two-space indent, keys in this
+// order, non-ASCII characters escaped. The keys in absent (e.g. "privateIp")
+// are left out, for a document that lacks them (with Instance.Overrides or
+// Server.SetOverride).
+func IdentityDocument(in Instance, absent ...string) string {
 	str := func(s string) *string { return &s }
-	fields := []struct {
+	type field struct {
 		key string
 		val *string // nil: JSON null
-	}{
+	}
+	fields := []field{
 		{"accountId", str(in.AccountID)},
 		{"architecture", str("x86_64")},
 		{"availabilityZone", str(in.AvailabilityZone)},
@@ -248,6 +252,7 @@ func identityDocument(in Instance) string {
 		{"region", str(in.Region)},
 		{"version", str("2017-09-30")},
 	}
+	fields = slices.DeleteFunc(fields, func(f field) bool { return slices.Contains(absent, f.key) })
 	var b strings.Builder
 	b.WriteString("{\n")
 	for i, f := range fields {

@@ -77,6 +77,31 @@ func TestBuildTreeNeedsVPCCIDR(t *testing.T) {
 	}
 }
 
+// IdentityDocument with absent keys leaves exactly those out of the document
+// the server serves.
+func TestIdentityDocumentAbsent(t *testing.T) {
+	inst := DefaultInstance()
+	var full, without map[string]any
+	if err := json.Unmarshal([]byte(IdentityDocument(inst)), &full); err != nil {
+		t.Fatal(err)
+	}
+	tree, err := buildTree(inst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := tree["latest/dynamic/instance-identity/document"]; got != IdentityDocument(inst) {
+		t.Errorf("served document %q, want IdentityDocument's", got)
+	}
+	if err := json.Unmarshal([]byte(IdentityDocument(inst, "privateIp", "instanceId")), &without); err != nil {
+		t.Fatal(err)
+	}
+	delete(full, "privateIp")
+	delete(full, "instanceId")
+	if !reflect.DeepEqual(without, full) {
+		t.Errorf("document without privateIp and instanceId = %v, want %v", without, full)
+	}
+}
+
 func TestQuoteASCII(t *testing.T) {
 	tests := []struct {
 		name, in, want string
