@@ -49,16 +49,17 @@ func TestFetchSurvivesTransientFaults(t *testing.T) {
 		wantPUTs int
 		wantGETs int // GETs of path (for the token path: of the identity document); -1: at least 2
 	}{
-		{"503 twice", imds.PathInstanceType, []imdstest.Fault{times(2, status(503))}, 0, 1, 3},
+		{"503 twice", imds.PathDomain, []imdstest.Fault{times(2, status(503))}, 0, 1, 3},
 		{"429, then 500", imds.PathMAC, []imdstest.Fault{times(1, status(429)), times(1, status(500))}, 0, 1, 3},
-		{"404 twice: the path appears late", imds.PathInstanceID, []imdstest.Fault{times(2, status(404))}, 0, 1, 3},
+		{"404 twice: the path appears late", imds.PathMAC, []imdstest.Fault{times(2, status(404))}, 0, 1, 3},
+		{"document appears late", imds.PathIdentityDocument, []imdstest.Fault{times(2, status(404))}, 0, 1, 3},
 		{"vpc cidrs appear late", vpcCIDRs, []imdstest.Fault{times(3, status(404))}, 0, 1, 4},
-		{"401 twice", imds.PathAvailabilityZone, []imdstest.Fault{times(2, status(401))}, 0, -1, 3},
+		{"401 twice", imds.PathLocalHostname, []imdstest.Fault{times(2, status(401))}, 0, -1, 3},
 		{"token expires", imds.PathIdentityDocument, []imdstest.Fault{times(1, expiry)}, 0, 2, 2},
-		{"connection closed", imds.PathLocalIPv4, []imdstest.Fault{times(1, closed)}, 0, 1, 2},
-		{"hangs once", imds.PathInstanceType, []imdstest.Fault{times(1, hang)}, 200 * time.Millisecond, 1, -1},
-		{"slow answers", imds.PathInstanceType, []imdstest.Fault{{Kind: imdstest.FaultDelay, Delay: 20 * time.Millisecond}}, 0, 1, 1},
-		{"HTML page once", imds.PathInstanceType, []imdstest.Fault{times(1, body(htmlPage))}, 0, 1, 2},
+		{"connection closed", imds.PathDomain, []imdstest.Fault{times(1, closed)}, 0, 1, 2},
+		{"hangs once", vpcCIDRs, []imdstest.Fault{times(1, hang)}, 200 * time.Millisecond, 1, -1},
+		{"slow answers", imds.PathIdentityDocument, []imdstest.Fault{{Kind: imdstest.FaultDelay, Delay: 20 * time.Millisecond}}, 0, 1, 1},
+		{"HTML page once", imds.PathDomain, []imdstest.Fault{times(1, body(htmlPage))}, 0, 1, 2},
 		{"empty body twice", imds.PathMAC, []imdstest.Fault{times(2, body(""))}, 0, 1, 3},
 		{"token PUT 503 twice", tokenPath, []imdstest.Fault{times(2, status(503))}, 0, 3, 1},
 		{"token PUT hangs once", tokenPath, []imdstest.Fault{times(1, hang)}, 200 * time.Millisecond, 2, 1},
@@ -106,21 +107,21 @@ func TestFetchFailsOnPermanentFaults(t *testing.T) {
 		wantStatus   int
 		wantAttempts int // 0: at least 2
 	}{
-		{"403", imds.PathInstanceType, status(403), 30 * time.Second, imds.PathInstanceType,
+		{"403", imds.PathDomain, status(403), 30 * time.Second, imds.PathDomain,
 			[]string{"status 403 (Forbidden)"}, 403, 1},
-		{"HTML page for good", imds.PathInstanceType, body(htmlPage), 30 * time.Second, imds.PathInstanceType,
+		{"HTML page for good", imds.PathIdentityDocument, body(htmlPage), 30 * time.Second, imds.PathIdentityDocument,
 			[]string{"answer is an HTML page", "3 invalid answers in 3 attempts"}, 200, 3},
 		{"empty body for good", imds.PathMAC, body(""), 30 * time.Second, imds.PathMAC,
 			[]string{"empty answer", "3 invalid answers"}, 200, 3},
-		{"503 until the deadline", imds.PathInstanceType, status(503), 300 * time.Millisecond, imds.PathInstanceType,
+		{"503 until the deadline", vpcCIDRs, status(503), 300 * time.Millisecond, vpcCIDRs,
 			[]string{"gave up at the 300ms deadline after ", "attempts (last status 503): status 503 (Service Unavailable)"}, 503, 0},
-		{"404 of a required path until the deadline", imds.PathAvailabilityZone, status(404), 300 * time.Millisecond, imds.PathAvailabilityZone,
+		{"404 of a required path until the deadline", imds.PathMAC, status(404), 300 * time.Millisecond, imds.PathMAC,
 			[]string{"gave up at the 300ms deadline", "(last status 404): not found (404)"}, 404, 0},
 		{"token expires at every answer", imds.PathIdentityDocument, expiry, 300 * time.Millisecond, imds.PathIdentityDocument,
 			[]string{"gave up at the 300ms deadline", "(last status 401): unauthorized (401)"}, 401, 0},
 		{"connection closed for good", imds.PathLocalHostname, closed, 300 * time.Millisecond, imds.PathLocalHostname,
 			[]string{"gave up at the 300ms deadline", "(no HTTP status): no answer: "}, 0, 0},
-		{"hangs for good", imds.PathInstanceID, hang, 300 * time.Millisecond, imds.PathInstanceID,
+		{"hangs for good", imds.PathDomain, hang, 300 * time.Millisecond, imds.PathDomain,
 			[]string{"gave up at the 300ms deadline", "no answer within the 100ms attempt timeout"}, 0, 0},
 		{"token refused", tokenPath, status(403), 30 * time.Second, imds.PathIdentityDocument,
 			[]string{"refused an IMDSv2 session token (PUT latest/api/token: status 403 (Forbidden)) and IMDSv1 fallback is off"}, 0, 1},
@@ -197,18 +198,18 @@ func TestFetchIMDSv1Fallback(t *testing.T) {
 // waited for until the deadline, and not reported.
 func TestFetchAbandonsOtherPathsOnFailure(t *testing.T) {
 	s := startFake(t, imdstest.DefaultInstance())
-	s.SetFaults(imds.PathInstanceType, status(403))
-	s.SetFaults(imds.PathInstanceID, hang)
+	s.SetFaults(imds.PathMAC, status(403))
+	s.SetFaults(imds.PathLocalHostname, hang)
 	_, err := imds.Fetch(context.Background(), fast(s, 30*time.Second))
 	if err == nil {
 		t.Fatal("Fetch succeeded")
 	}
-	if msg := err.Error(); msg != "imds: "+imds.PathInstanceType+": status 403 (Forbidden)" {
-		t.Errorf("error %q: want only the instance type's 403", msg)
+	if msg := err.Error(); msg != "imds: "+imds.PathMAC+": status 403 (Forbidden)" {
+		t.Errorf("error %q: want only the MAC's 403", msg)
 	}
 }
 
-// BenchmarkFetch fetches every fact from the loopback fake, in parallel as
+// BenchmarkFetch fetches the facts of an IPv4 node from the loopback fake, in parallel as
 // Fetch does and one path at a time, with the fake answering at once and
 // after 2ms (about what a busy instance's IMDS takes).
 func BenchmarkFetch(b *testing.B) {
@@ -224,9 +225,8 @@ func BenchmarkFetch(b *testing.B) {
 				}
 				defer s.Close()
 				if latency > 0 {
-					for _, p := range []string{tokenPath, imds.PathIdentityDocument, imds.PathDomain, imds.PathInstanceType,
-						imds.PathInstanceID, imds.PathAvailabilityZone, imds.PathMAC, imds.PathLocalIPv4, imds.PathLocalHostname,
-						imds.PathIPv6s("0a:1b:2c:3d:4e:5f"), vpcCIDRs} {
+					for _, p := range []string{tokenPath, imds.PathIdentityDocument, imds.PathDomain, imds.PathMAC,
+						imds.PathLocalHostname, vpcCIDRs} {
 						s.SetFaults(p, imdstest.Fault{Kind: imdstest.FaultDelay, Delay: latency})
 					}
 				}
@@ -247,25 +247,39 @@ func BenchmarkFetch(b *testing.B) {
 	}
 }
 
-// local-ipv4 is optional, but required when the caller needs the address:
-// then a late 404 is waited out.
+// local-ipv4, read when the identity document has no privateIp, is optional,
+// but required when the caller needs the address: then a late 404 is waited
+// out. With privateIp in the document it is not read at all.
 func TestFetchRequireLocalIPv4(t *testing.T) {
-	for _, require := range []bool{false, true} {
-		t.Run(fmt.Sprintf("RequireLocalIPv4=%v", require), func(t *testing.T) {
-			s := startFake(t, imdstest.DefaultInstance())
+	for _, tt := range []struct {
+		require, privateIP bool
+		want               string
+		wantGETs           int // of local-ipv4
+	}{
+		{require: false, privateIP: false, want: "", wantGETs: 1}, // 404: no IPv4 address
+		{require: true, privateIP: false, want: "192.168.45.67", wantGETs: 3},
+		{require: false, privateIP: true, want: "192.168.45.67", wantGETs: 0},
+		{require: true, privateIP: true, want: "192.168.45.67", wantGETs: 0},
+	} {
+		t.Run(fmt.Sprintf("RequireLocalIPv4=%v,privateIp=%v", tt.require, tt.privateIP), func(t *testing.T) {
+			inst := imdstest.DefaultInstance()
+			if !tt.privateIP {
+				doc := imdstest.IdentityDocument(inst, "privateIp")
+				inst.Overrides = map[string]*string{imds.PathIdentityDocument: &doc}
+			}
+			s := startFake(t, inst)
 			s.SetFaults(imds.PathLocalIPv4, times(2, status(404)))
 			opts := fast(s, 30*time.Second)
-			opts.RequireLocalIPv4 = require
+			opts.RequireLocalIPv4 = tt.require
 			got, err := imds.Fetch(context.Background(), opts)
 			if err != nil {
 				t.Fatalf("Fetch: %v", err)
 			}
-			want := "" // 404: no IPv4 address
-			if require {
-				want = imdstest.DefaultInstance().LocalIPv4
+			if got.LocalIPv4 != tt.want {
+				t.Errorf("LocalIPv4 = %q, want %q", got.LocalIPv4, tt.want)
 			}
-			if got.LocalIPv4 != want {
-				t.Errorf("LocalIPv4 = %q, want %q", got.LocalIPv4, want)
+			if n := count(s.Requests(), "GET", imds.PathLocalIPv4); n != tt.wantGETs {
+				t.Errorf("%d GETs of %s, want %d", n, imds.PathLocalIPv4, tt.wantGETs)
 			}
 		})
 	}

@@ -1,8 +1,10 @@
 // Package imds reads the facts eksboot needs about the instance it runs on
-// from the EC2 instance metadata service (IMDS), the way bootstrap.sh did with
-// curl: region and account from the identity document, instance type, ID,
-// availability zone, MAC, addresses and the VPC's CIDR blocks (and, when
-// asked, the user data).
+// from the EC2 instance metadata service (IMDS). The identity document, which
+// AWS signs and nodeadm reads too, gives the region, account, instance ID and
+// type, availability zone and private IPv4 address; only what it lacks is
+// read from other paths: the MAC and its VPC's IPv4 CIDR blocks, the domain,
+// the local host name, and, when asked, the IPv6 addresses and the user data.
+// A run on a usual instance makes five GETs after its token.
 //
 // It is built to survive what early boot throws at it. It speaks IMDSv2 with
 // one session token per Fetch, fetched again when the service answers 401,
@@ -50,14 +52,18 @@ const (
 // optional value matters, the caller fails naming the path (bootstrap: no
 // local-ipv4 on an ipv4 cluster, no ipv6s on an ipv6 one) or has a fallback
 // (the domain from the region, the node name from EC2).
+//
+// The identity document's fields come first: PathInstanceType, PathInstanceID,
+// PathAvailabilityZone and PathLocalIPv4 are read only for a document that
+// lacks the field (absent or null), never to check one it has.
 const (
-	PathIdentityDocument = "latest/dynamic/instance-identity/document"    // required; gives Region and AccountID.
+	PathIdentityDocument = "latest/dynamic/instance-identity/document"    // required; gives Region, AccountID, and the fields below it has.
 	PathDomain           = "latest/meta-data/services/domain"             // optional; gives Domain.
-	PathInstanceType     = "latest/meta-data/instance-type"               // required; gives InstanceType.
-	PathInstanceID       = "latest/meta-data/instance-id"                 // required; gives InstanceID.
-	PathAvailabilityZone = "latest/meta-data/placement/availability-zone" // required; gives AvailabilityZone.
+	PathInstanceType     = "latest/meta-data/instance-type"               // required when the document has no instanceType; gives InstanceType.
+	PathInstanceID       = "latest/meta-data/instance-id"                 // required when the document has no instanceId; gives InstanceID.
+	PathAvailabilityZone = "latest/meta-data/placement/availability-zone" // required when the document has no availabilityZone; gives AvailabilityZone.
 	PathMAC              = "latest/meta-data/mac"                         // required; gives MAC.
-	PathLocalIPv4        = "latest/meta-data/local-ipv4"                  // optional unless Options.RequireLocalIPv4; gives LocalIPv4.
+	PathLocalIPv4        = "latest/meta-data/local-ipv4"                  // when the document has no privateIp: optional unless Options.RequireLocalIPv4; gives LocalIPv4.
 	PathLocalHostname    = "latest/meta-data/local-hostname"              // optional; gives LocalHostname.
 	PathUserData         = "latest/user-data"                             // optional, only with Options.UserData; gives UserData.
 	PathToken            = "latest/api/token"                             // the IMDSv2 session token (PUT).
@@ -67,7 +73,7 @@ const (
 const macsPath = "latest/meta-data/network/interfaces/macs/"
 
 // PathIPv6s returns the path of the IPv6 addresses of the interface with mac
-// (optional: absent when the interface has none).
+// (optional: absent when the interface has none; read only with Options.IPv6).
 func PathIPv6s(mac string) string { return macsPath + mac + "/ipv6s" }
 
 // PathVPCIPv4CIDRs returns the path of the VPC IPv4 CIDR blocks of the
@@ -75,28 +81,34 @@ func PathIPv6s(mac string) string { return macsPath + mac + "/ipv6s" }
 // missing one would silently pick the wrong cluster DNS address.
 func PathVPCIPv4CIDRs(mac string) string { return macsPath + mac + "/vpc-ipv4-cidr-blocks" }
 
-// Facts are the instance facts eksboot reads from IMDS.
+// Facts are the instance facts eksboot reads from IMDS. "The document" is
+// latest/dynamic/instance-identity/document.
 type Facts struct {
-	Region           string   // .region of latest/dynamic/instance-identity/document (required)
-	AccountID        string   // .accountId of the identity document ("" if absent)
+	Region           string   // the document's .region (required)
+	AccountID        string   // the document's .accountId ("" if absent)
 	Domain           string   // latest/meta-data/services/domain ("" when it answers 404)
-	InstanceType     string   // latest/meta-data/instance-type (required)
-	InstanceID       string   // latest/meta-data/instance-id (required)
-	AvailabilityZone string   // latest/meta-data/placement/availability-zone (required)
+	InstanceType     string   // the document's .instanceType, else latest/meta-data/instance-type (required)
+	InstanceID       string   // the document's .instanceId, else latest/meta-data/instance-id (required)
+	AvailabilityZone string   // the document's .availabilityZone, else latest/meta-data/placement/availability-zone (required)
 	MAC              string   // latest/meta-data/mac (required)
-	LocalIPv4        string   // latest/meta-data/local-ipv4 ("" when 404)
+	LocalIPv4        string   // the document's .privateIp, else latest/meta-data/local-ipv4 ("" when 404)
 	LocalHostname    string   // latest/meta-data/local-hostname ("" when 404)
-	IPv6s            []string // latest/meta-data/network/interfaces/macs/<mac>/ipv6s, one per line (nil when 404)
+	IPv6s            []string // latest/meta-data/network/interfaces/macs/<mac>/ipv6s, one per line (nil when 404 or not asked for: Options.IPv6)
 	VPCIPv4CIDRs     []string // .../macs/<mac>/vpc-ipv4-cidr-blocks, one per line (required)
 	UserData         []byte   // latest/user-data as served (nil when not asked for or 404)
 }
 
 // Identity is what the identity document (latest/dynamic/instance-identity/document)
-// says, the first thing Fetch reads.
+// says, the first thing Fetch reads. A field the document lacks (absent or null) is
+// "", and Fetch reads it from its meta-data path instead; a field it has is checked
+// like that path's answer, and a bad one fails the document.
 type Identity struct {
-	Region     string // .region (required)
-	AccountID  string // .accountId ("" if absent)
-	InstanceID string // .instanceId ("" if absent or not an instance ID)
+	Region           string // .region (required)
+	AccountID        string // .accountId
+	InstanceID       string // .instanceId
+	InstanceType     string // .instanceType
+	AvailabilityZone string // .availabilityZone
+	PrivateIP        string // .privateIp, the primary interface's private IPv4 address
 }
 
 // Options configure Fetch. Only Endpoint and Timeout matter in production;
@@ -115,15 +127,21 @@ type Options struct {
 	AllowIMDSv1 bool
 	// UserData also reads latest/user-data into Facts.UserData.
 	UserData bool
+	// IPv6 also reads the primary interface's IPv6 addresses into Facts.IPv6s
+	// (optional: an instance without IPv6 has none). For callers that need
+	// them: a node of an IPv6 cluster, or of a cluster whose IP family is not
+	// known yet.
+	IPv6 bool
 	// OnIdentity, when set, is called once with the identity document's facts as
 	// soon as the document is read, before the other paths are: a caller can start
 	// what needs only these (eksboot's EC2 call for the node name) while the rest is
 	// read. It must not block. It is not called when the document cannot be read.
 	OnIdentity func(Identity)
-	// RequireLocalIPv4 makes local-ipv4 a required path: its 404 is waited
-	// out as late instead of meaning "no IPv4 address". For callers that
-	// cannot work without it (a node of an IPv4 cluster), where a late
-	// address would otherwise fail the boot.
+	// RequireLocalIPv4 makes local-ipv4 a required path when it is read (the
+	// identity document has no privateIp): its 404 is waited out as late
+	// instead of meaning "no IPv4 address". For callers that cannot work
+	// without it (a node of an IPv4 cluster), where a late address would
+	// otherwise fail the boot.
 	RequireLocalIPv4 bool
 	// AttemptTimeout bounds each attempt at a path; zero or less means
 	// DefaultAttemptTimeout.
@@ -177,10 +195,10 @@ type query struct {
 }
 
 // Fetch reads the instance's Facts from IMDS: the identity document first
-// (which gets the session token), then the other paths in parallel, each
-// interface path as soon as the MAC is known. Every failure names the path it
-// concerns; when a path fails for good the others are abandoned, and the
-// failures are joined in a fixed order.
+// (which gets the session token), then, in parallel, the paths for what the
+// document lacks, each interface path as soon as the MAC is known. Every
+// failure names the path it concerns; when a path fails for good the others
+// are abandoned, and the failures are joined in a fixed order.
 func Fetch(ctx context.Context, opts Options) (*Facts, error) {
 	return fetch(ctx, opts, false)
 }
@@ -199,7 +217,6 @@ func fetch(ctx context.Context, opts Options, sequential bool) (*Facts, error) {
 	c.sequential = sequential
 	defer c.close()
 
-	f := &Facts{}
 	// The identity document goes first, alone: it gets the session token the
 	// later requests share, so a service that gives no token fails once here
 	// rather than once per path.
@@ -207,7 +224,6 @@ func fetch(ctx context.Context, opts Options, sequential bool) (*Facts, error) {
 	document := query{path: PathIdentityDocument, parse: func(b string) error {
 		var err error
 		id, err = parseIdentityDocument(b)
-		f.Region, f.AccountID = id.Region, id.AccountID
 		return err
 	}}
 	if err := c.read(ctx, document); err != nil {
@@ -216,19 +232,32 @@ func fetch(ctx context.Context, opts Options, sequential bool) (*Facts, error) {
 	if opts.OnIdentity != nil {
 		opts.OnIdentity(id)
 	}
+	f := &Facts{Region: id.Region, AccountID: id.AccountID, InstanceID: id.InstanceID,
+		InstanceType: id.InstanceType, AvailabilityZone: id.AvailabilityZone, LocalIPv4: id.PrivateIP}
 	rest := []query{
 		{path: PathDomain, optional: true, parse: into(&f.Domain, parseName)},
-		{path: PathInstanceType, parse: into(&f.InstanceType, parseInstanceType)},
-		{path: PathInstanceID, parse: into(&f.InstanceID, parseName)},
-		{path: PathAvailabilityZone, parse: into(&f.AvailabilityZone, parseName)},
 		{path: PathMAC, parse: into(&f.MAC, parseMAC), then: func() []query {
-			return []query{
-				{path: PathIPv6s(f.MAC), optional: true, parse: intoList(&f.IPv6s, parseIPv6)},
-				{path: PathVPCIPv4CIDRs(f.MAC), parse: intoList(&f.VPCIPv4CIDRs, parseIPv4CIDR)},
+			qs := []query{{path: PathVPCIPv4CIDRs(f.MAC), parse: intoList(&f.VPCIPv4CIDRs, parseIPv4CIDR)}}
+			if opts.IPv6 {
+				qs = append(qs, query{path: PathIPv6s(f.MAC), optional: true, parse: intoList(&f.IPv6s, parseIPv6)})
 			}
+			return qs
 		}},
-		{path: PathLocalIPv4, optional: !opts.RequireLocalIPv4, parse: into(&f.LocalIPv4, parseIPv4)},
 		{path: PathLocalHostname, optional: true, parse: into(&f.LocalHostname, parseHostname)},
+	}
+	// What the document lacks, from meta-data. A real document has all of it.
+	for _, q := range []struct {
+		have bool
+		q    query
+	}{
+		{f.InstanceType != "", query{path: PathInstanceType, parse: into(&f.InstanceType, parseInstanceType)}},
+		{f.InstanceID != "", query{path: PathInstanceID, parse: into(&f.InstanceID, parseName)}},
+		{f.AvailabilityZone != "", query{path: PathAvailabilityZone, parse: into(&f.AvailabilityZone, parseName)}},
+		{f.LocalIPv4 != "", query{path: PathLocalIPv4, optional: !opts.RequireLocalIPv4, parse: into(&f.LocalIPv4, parseIPv4)}},
+	} {
+		if !q.have {
+			rest = append(rest, q.q)
+		}
 	}
 	if opts.UserData {
 		rest = append(rest, query{path: PathUserData, optional: true, parse: func(b string) error {

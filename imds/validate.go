@@ -153,9 +153,9 @@ func parseIPv4CIDR(v string) error {
 	return nil
 }
 
-// parseIdentityDocument returns the identity document's region (required), account
-// ID and instance ID ("" when absent; the instance ID also when it is not an EC2
-// instance ID, since latest/meta-data/instance-id is the one Facts carries).
+// parseIdentityDocument returns the identity document's facts: the region
+// (required), and the others it has ("" when absent or null), each checked as
+// its meta-data path's answer would be.
 func parseIdentityDocument(body string) (Identity, error) {
 	text, err := notEmpty(body)
 	if err != nil {
@@ -165,27 +165,38 @@ func parseIdentityDocument(body string) (Identity, error) {
 		return Identity{}, fmt.Errorf("identity document is not a JSON object: %s", excerpt(text))
 	}
 	var doc struct {
-		Region     string `json:"region"`
-		AccountID  string `json:"accountId"`
-		InstanceID string `json:"instanceId"`
+		Region           string `json:"region"`
+		AccountID        string `json:"accountId"`
+		InstanceID       string `json:"instanceId"`
+		InstanceType     string `json:"instanceType"`
+		AvailabilityZone string `json:"availabilityZone"`
+		PrivateIP        string `json:"privateIp"`
 	}
-	if err := json.Unmarshal([]byte(text), &doc); err != nil {
+	if err := json.Unmarshal([]byte(text), &doc); err != nil { // null leaves a field ""
 		return Identity{}, fmt.Errorf("identity document: %w", err)
 	}
-	if doc.Region == "" {
+	id := Identity(doc)
+	if id.Region == "" {
 		return Identity{}, errors.New("identity document has no region")
 	}
-	if err := parseName(doc.Region); err != nil {
-		return Identity{}, fmt.Errorf("identity document region: %w", err)
-	}
-	if doc.AccountID != "" {
-		if err := parseName(doc.AccountID); err != nil {
-			return Identity{}, fmt.Errorf("identity document accountId: %w", err)
+	for _, field := range []struct {
+		key   string
+		value string
+		check func(string) error
+	}{
+		{"region", id.Region, parseName},
+		{"accountId", id.AccountID, parseName},
+		{"instanceId", id.InstanceID, parseName},
+		{"instanceType", id.InstanceType, parseInstanceType},
+		{"availabilityZone", id.AvailabilityZone, parseName},
+		{"privateIp", id.PrivateIP, parseIPv4},
+	} {
+		if field.value == "" {
+			continue
 		}
-	}
-	id := Identity{Region: doc.Region, AccountID: doc.AccountID}
-	if strings.HasPrefix(doc.InstanceID, "i-") && parseName(doc.InstanceID) == nil {
-		id.InstanceID = doc.InstanceID
+		if err := field.check(field.value); err != nil {
+			return Identity{}, fmt.Errorf("identity document %s: %w", field.key, err)
+		}
 	}
 	return id, nil
 }
