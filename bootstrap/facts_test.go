@@ -103,13 +103,33 @@ func TestNodeNameCallOverlapsIMDS(t *testing.T) {
 	}
 }
 
-// TestNodeNameForMetadataInstanceID: when the identity document names another
-// instance than meta-data/instance-id, the node name is asked again for the latter,
-// and that answer is the one used.
-func TestNodeNameForMetadataInstanceID(t *testing.T) {
+// TestNodeNameForDocumentInstanceID: the identity document's instance ID is the
+// node's (AWS signs the document, and nodeadm takes the ID from it too): a
+// meta-data/instance-id that names another instance is not read, and the one
+// node-name call, made while IMDS is read, is for the document's instance.
+func TestNodeNameForDocumentInstanceID(t *testing.T) {
 	f, api := gatherWithSlowIMDS(t, map[string]string{imds.PathInstanceID: "i-0fffffffffffffff0"})
-	if f.Instance.InstanceID != "i-0fffffffffffffff0" || len(api.calls) != 2 || api.calls[1] != "i-0fffffffffffffff0" {
-		t.Fatalf("instance %s, node-name calls %v; want a second call for i-0fffffffffffffff0", f.Instance.InstanceID, api.calls)
+	want := base(t).IMDS.InstanceID
+	if f.Instance.InstanceID != want || !slices.Equal(api.calls, []string{want}) || !api.during[0] {
+		t.Fatalf("instance %s, node-name calls %v (during IMDS: %v); want one for the document's %s while IMDS was read",
+			f.Instance.InstanceID, api.calls, api.during, want)
+	}
+	if f.PrivateDNSName != "ip-10-0-0-1.ec2.internal" {
+		t.Errorf("node name %q, want the one of the document's instance", f.PrivateDNSName)
+	}
+}
+
+// TestNodeNameWithoutDocumentInstanceID: an identity document without instanceId
+// gives no early node-name call; the instance ID is then read from
+// meta-data/instance-id, and the node name asked for it once IMDS is read.
+func TestNodeNameWithoutDocumentInstanceID(t *testing.T) {
+	f, api := gatherWithSlowIMDS(t, map[string]string{
+		imds.PathIdentityDocument: imdstest.IdentityDocument(base(t).IMDS, "instanceId"),
+		imds.PathInstanceID:       "i-0fffffffffffffff0",
+	})
+	if f.Instance.InstanceID != "i-0fffffffffffffff0" || !slices.Equal(api.calls, []string{"i-0fffffffffffffff0"}) || api.during[0] {
+		t.Fatalf("instance %s, node-name calls %v (during IMDS: %v); want one for meta-data's i-0fffffffffffffff0 after IMDS",
+			f.Instance.InstanceID, api.calls, api.during)
 	}
 	if f.PrivateDNSName != "ip-10-0-0-2.ec2.internal" {
 		t.Errorf("node name %q, want the one of meta-data/instance-id's instance", f.PrivateDNSName)

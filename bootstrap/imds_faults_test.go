@@ -21,18 +21,15 @@ import (
 	"github.com/eksboot/eksboot/rootfs"
 )
 
-// faultPaths are the paths a bootstrap of golden case 01 reads, short name first.
+// faultPaths are the paths a bootstrap of golden case 01 reads, short name first
+// (TestBootstrapIMDSGETs checks it reads no other): the instance ID, type, zone and
+// IPv4 address come from the identity document.
 var faultPaths = [][2]string{
 	{"token", imds.PathToken},
 	{"document", imds.PathIdentityDocument},
 	{"domain", imds.PathDomain},
-	{"type", imds.PathInstanceType},
-	{"id", imds.PathInstanceID},
-	{"zone", imds.PathAvailabilityZone},
 	{"mac", imds.PathMAC},
-	{"ipv4", imds.PathLocalIPv4},
 	{"hostname", imds.PathLocalHostname},
-	{"ipv6s", imds.PathIPv6s("0a:1b:2c:3d:4e:5f")},
 	{"vpc-cidrs", imds.PathVPCIPv4CIDRs("0a:1b:2c:3d:4e:5f")},
 }
 
@@ -81,13 +78,13 @@ func faultKinds() []faultKind {
 // survives says whether a bootstrap must complete despite kind on path. A
 // token PUT that answers 404 means no IMDSv2: fatal without IMDSv1 fallback.
 // A lasting 404 of a path that may be absent is an answer, and the files do
-// not depend on it (the domain is derived, EC2 names the node, no IPv6).
+// not depend on it (the domain is derived, EC2 names the node).
 func survives(kind faultKind, short string) bool {
 	is404 := kind.fault.Kind == imdstest.FaultStatus && kind.fault.Status == 404
 	if kind.transient {
 		return !(is404 && short == "token")
 	}
-	return is404 && (short == "domain" || short == "hostname" || short == "ipv6s")
+	return is404 && (short == "domain" || short == "hostname")
 }
 
 // fastRetries makes IMDS retries take milliseconds.
@@ -203,7 +200,7 @@ func TestIMDSFaultMatrix(t *testing.T) {
 	}
 
 	var survived, failedCleanly int
-	var samples []string                    // the errors of the instance type's permanent faults
+	var samples []string                    // the errors of the identity document's permanent faults
 	marks := map[string]map[string]string{} // kind -> short path -> mark
 	for _, cl := range cells {
 		mark := "ok" // survived with the right files
@@ -222,7 +219,7 @@ func TestIMDSFaultMatrix(t *testing.T) {
 				map[bool]string{true: "the fault-free files", false: "an error naming the path and nothing written"}[wantOK])
 			mark += "!"
 		}
-		if cl.short == "type" && cl.err != nil {
+		if cl.short == "document" && cl.err != nil {
 			samples = append(samples, fmt.Sprintf("%-13s %v", cl.kind.name+":", cl.err))
 		}
 		if marks[cl.kind.name] == nil {
@@ -244,7 +241,7 @@ func TestIMDSFaultMatrix(t *testing.T) {
 	}
 	fmt.Fprintf(&b, "\nfaults tried: %d, survived: %d, failed cleanly: %d, unexpected: %d",
 		len(cells), survived, failedCleanly, len(cells)-survived-failedCleanly)
-	fmt.Fprintf(&b, "\nerrors of the permanent faults on the instance type:\n%s", strings.Join(samples, "\n"))
+	fmt.Fprintf(&b, "\nerrors of the permanent faults on the identity document:\n%s", strings.Join(samples, "\n"))
 	t.Log(b.String())
 }
 
@@ -265,7 +262,7 @@ func TestHungIMDSCannotStallBootstrap(t *testing.T) {
 	}{
 		{"token PUT hangs", []string{imds.PathToken}, imds.PathToken},
 		{"everything hangs", every, imds.PathIdentityDocument},
-		{"instance type hangs", []string{imds.PathInstanceType}, imds.PathInstanceType},
+		{"mac hangs", []string{imds.PathMAC}, imds.PathMAC},
 		{"vpc cidrs hang", []string{imds.PathVPCIPv4CIDRs("0a:1b:2c:3d:4e:5f")}, "vpc-ipv4-cidr-blocks"},
 	}
 	for _, tt := range tests {
