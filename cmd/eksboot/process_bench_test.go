@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/eksboot/eksboot/imds/imdstest"
 	"github.com/eksboot/eksboot/internal/goldencase"
 	"github.com/eksboot/eksboot/internal/testtools"
 )
@@ -26,7 +27,8 @@ const envBenchBinary = "EKSBOOT_BENCH_BINARY"
 // "floor-http" the same with net/http linked in (testdata/floor-http). Besides ns/op it prints the wall time
 // of each run (fork and exec included) as min/median/max, the median CPU time of
 // the process (getrusage user+sys, less swayed by a busy machine than the wall
-// time), its peak RSS (ru_maxrss) and the binary's size. ru_maxrss is an upper
+// time), its peak RSS (ru_maxrss), the binary's size and, for the bootstrap runs, the
+// IMDS GETs and requests per run. ru_maxrss is an upper
 // bound: Linux counts in it the memory the child shared with this test process
 // between fork and exec, so small programs report about this process's size (the
 // floor run shows how much). Run it with a fixed count,
@@ -63,6 +65,8 @@ func BenchmarkProcess(b *testing.B) {
 	bootstrap := func(dirs []string) func(b *testing.B) {
 		return func(b *testing.B) {
 			base := b.TempDir()
+			before := len(fakes.IMDS.Requests())
+			defer func() { reportIMDS(b, fakes.IMDS.Requests()[before:]) }()
 			measure(b, bin, st.Size(), env, func() []string {
 				root, err := os.MkdirTemp(base, "root-")
 				if err != nil {
@@ -101,6 +105,19 @@ func BenchmarkProcess(b *testing.B) {
 			measure(b, bin, fst.Size(), env, func() []string { return nil })
 		})
 	}
+}
+
+// reportIMDS reports the IMDS requests of the b.N runs, per run: the GETs, and all
+// of them (the token PUT included).
+func reportIMDS(b *testing.B, reqs []imdstest.Request) {
+	gets := 0
+	for _, r := range reqs {
+		if r.Method == "GET" {
+			gets++
+		}
+	}
+	b.ReportMetric(float64(gets)/float64(b.N), "IMDS-GETs/op")
+	b.ReportMetric(float64(len(reqs))/float64(b.N), "IMDS-requests/op")
 }
 
 // measure runs bin b.N times with the arguments args gives (made outside the
