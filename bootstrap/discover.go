@@ -38,31 +38,34 @@ func clusterCachePath(region, name string) string {
 
 // needsDiscovery reports whether the cluster must be looked up: bootstrap.sh called
 // DescribeCluster when the CA or the endpoint was empty.
-func needsDiscovery(o *Options) bool {
-	return o.B64ClusterCA == "" || o.APIServerEndpoint == ""
+func needsDiscovery(noCA, noEndpoint bool) bool {
+	return noCA || noEndpoint
 }
+
+// discovers reports whether the run of c looks its cluster up.
+func (c *Config) discovers() bool { return needsDiscovery(c.CA == nil, c.APIServerEndpoint == "") }
 
 // discoverCluster fills c with the cluster's CA, endpoint, service CIDRs, IP family
 // and ID when the CA or the endpoint is missing, as bootstrap.sh's DescribeCluster
 // fallback did: from the cache of an earlier run when it matches the flags, else
 // from eks:DescribeCluster. The cache file goes into f.ClusterCache for the write
 // step; nothing is written here.
-func discoverCluster(ctx context.Context, c *Config, o *Options, f *Facts, env *Env, imdsEndpoint string) error {
-	if !needsDiscovery(o) {
+func discoverCluster(ctx context.Context, c *Config, f *Facts, env *Env, imdsEndpoint string) error {
+	if !c.discovers() {
 		return nil
 	}
 	region := f.Instance.Region
 	path := clusterCachePath(region, c.ClusterName)
 	log := env.Log.With(zap.String("cluster", c.ClusterName), zap.String("region", region))
 	source := "cache " + path
-	cl, data, why := readClusterCache(env.Root, path, c, o, region)
+	cl, data, why := readClusterCache(env.Files, path, c, region)
 	if cl == nil {
 		if why != "" {
 			log.Info("cluster cache ignored", zap.String("path", path), zap.String("why", why))
 		}
 		log.Info("--b64-cluster-ca or --apiserver-endpoint is not given: looking the cluster up with eks:DescribeCluster")
 		var err error
-		if cl, err = describeCluster(ctx, c, o, env, region, imdsEndpoint, log); err != nil {
+		if cl, err = describeCluster(ctx, c, env, region, imdsEndpoint, log); err != nil {
 			return err
 		}
 		if data, err = json.MarshalIndent(clusterCache{Version: clusterCacheVersion, Region: region, Cluster: *cl}, "", "  "); err != nil {
@@ -71,7 +74,7 @@ func discoverCluster(ctx context.Context, c *Config, o *Options, f *Facts, env *
 		data = append(data, '\n')
 		source = "eks:DescribeCluster"
 	}
-	warnings, err := applyCluster(c, o, cl)
+	warnings, err := applyCluster(c, cl)
 	if err != nil {
 		return fmt.Errorf("cluster %q in %s (from %s): %w", c.ClusterName, region, source, err)
 	}
@@ -86,7 +89,7 @@ func discoverCluster(ctx context.Context, c *Config, o *Options, f *Facts, env *
 // exists and still matches the flags (cluster name, region, and the CA or endpoint
 // when one of them is given); otherwise nil and why it was not used ("" when there
 // is no cache).
-func readClusterCache(root *rootfs.Root, path string, c *Config, o *Options, region string) (*eksapi.Cluster, []byte, string) {
+func readClusterCache(root NodeFiles, path string, c *Config, region string) (*eksapi.Cluster, []byte, string) {
 	data, err := root.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, ""
@@ -112,7 +115,7 @@ func readClusterCache(root *rootfs.Root, path string, c *Config, o *Options, reg
 		}
 	}
 	trial := *c
-	if _, err := applyCluster(&trial, o, &cc.Cluster); err != nil {
+	if _, err := applyCluster(&trial, &cc.Cluster); err != nil {
 		return nil, nil, err.Error()
 	}
 	return &cc.Cluster, data, ""
@@ -120,8 +123,8 @@ func readClusterCache(root *rootfs.Root, path string, c *Config, o *Options, reg
 
 // describeCluster asks EKS under --discovery-timeout, with --aws-api-retry-attempts
 // retries in a row, logging every wait.
-func describeCluster(ctx context.Context, c *Config, o *Options, env *Env, region, imdsEndpoint string, log *zap.Logger) (*eksapi.Cluster, error) {
-	ctx, cancel := context.WithTimeout(ctx, o.DiscoveryTimeout)
+func describeCluster(ctx context.Context, c *Config, env *Env, region, imdsEndpoint string, log *zap.Logger) (*eksapi.Cluster, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.DiscoveryTimeout)
 	defer cancel()
 	api, err := env.EKS(ctx, region, imdsEndpoint)
 	if err != nil {
@@ -139,7 +142,7 @@ func describeCluster(ctx context.Context, c *Config, o *Options, env *Env, regio
 	}
 	cl, calls, err := eksapi.Discover(ctx, api, c.ClusterName, p)
 	if err != nil {
-		return nil, discoveryError(c, o, region, err)
+		return nil, discoveryError(c, region, err)
 	}
 	log.Info("eks:DescribeCluster answered", zap.String("status", cl.Status), zap.Int("calls", calls))
 	return cl, nil
@@ -147,7 +150,7 @@ func describeCluster(ctx context.Context, c *Config, o *Options, env *Env, regio
 
 // discoveryError names the cluster, the region and the API's error code, and says
 // what to do about it.
-func discoveryError(c *Config, o *Options, region string, err error) error {
+func discoveryError(c *Config, region string, err error) error {
 	msg := fmt.Sprintf("cluster discovery for %q in %s", c.ClusterName, region)
 	var de *eksapi.Error
 	if !errors.As(err, &de) {
@@ -166,7 +169,7 @@ func discoveryError(c *Config, o *Options, region string, err error) error {
 	case de.Reason == eksapi.ReasonBudget:
 		msg += fmt.Sprintf(": more failures in a row than --aws-api-retry-attempts %d allows", c.APIRetryAttempts)
 	case de.Reason == eksapi.ReasonDeadline:
-		msg += fmt.Sprintf(": --discovery-timeout %v ran out", o.DiscoveryTimeout)
+		msg += fmt.Sprintf(": --discovery-timeout %v ran out", c.DiscoveryTimeout)
 	case de.Reason == eksapi.ReasonStatus:
 		msg += ": nodes can only join an ACTIVE cluster"
 	}
@@ -180,9 +183,9 @@ func discoveryError(c *Config, o *Options, region string, err error) error {
 // --cluster-id. A local cluster on AWS Outposts is an error unless
 // --enable-local-outpost was given (eksboot does not support that mode). It returns
 // warnings for flag values that were replaced by different ones.
-func applyCluster(c *Config, o *Options, cl *eksapi.Cluster) ([]string, error) {
+func applyCluster(c *Config, cl *eksapi.Cluster) ([]string, error) {
 	var warnings []string
-	if cl.OutpostARN != "" && o.EnableLocalOutpost == "" {
+	if cl.OutpostARN != "" && !c.OutpostGiven {
 		return nil, fmt.Errorf("a local cluster on AWS Outposts (%s), which eksboot does not support yet (see docs/compat.md)", cl.OutpostARN)
 	}
 	ca, err := decodeCA(cl.CAData)
@@ -201,7 +204,7 @@ func applyCluster(c *Config, o *Options, cl *eksapi.Cluster) ([]string, error) {
 		return nil, fmt.Errorf("serviceIpv6Cidr %q: %w", cl.ServiceIPv6CIDR, err)
 	}
 	family := c.IPFamily
-	if o.IPFamily == "" && o.ServiceIPv6CIDR == "" {
+	if !c.IPFamilyGiven {
 		switch f := strings.ToLower(cl.IPFamily); f {
 		case "":
 			family = "ipv4"
@@ -214,8 +217,8 @@ func applyCluster(c *Config, o *Options, cl *eksapi.Cluster) ([]string, error) {
 	if family == "ipv6" && !v6.IsValid() && len(c.DNSClusterIPs) == 0 {
 		return nil, errors.New("the IP family is ipv6 but the cluster has no IPv6 service CIDR; pass --dns-cluster-ip")
 	}
-	if o.APIServerEndpoint != "" && o.APIServerEndpoint != cl.Endpoint {
-		warnings = append(warnings, fmt.Sprintf("--apiserver-endpoint %s is replaced by the cluster's endpoint %s (as bootstrap.sh does when --b64-cluster-ca is missing)", o.APIServerEndpoint, cl.Endpoint))
+	if c.APIServerEndpoint != "" && c.APIServerEndpoint != cl.Endpoint {
+		warnings = append(warnings, fmt.Sprintf("--apiserver-endpoint %s is replaced by the cluster's endpoint %s (as bootstrap.sh does when --b64-cluster-ca is missing)", c.APIServerEndpoint, cl.Endpoint))
 	}
 	for _, r := range []struct {
 		flag      string

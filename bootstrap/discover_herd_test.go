@@ -63,7 +63,7 @@ func TestDiscoveryHerd(t *testing.T) {
 	env.EKS = func(context.Context, string, string) (eksapi.API, error) { return fakeEKS{cl.Endpoint, cl.CAData}, nil }
 	conf, err := Validate(o)
 	must(t, err)
-	facts, err := gatherFacts(context.Background(), conf, &o, env)
+	facts, err := gatherFacts(context.Background(), conf, env)
 	must(t, err)
 
 	// The per-call timeout stays unscaled: the simulated nodes share this machine's
@@ -102,7 +102,7 @@ func TestDiscoveryHerd(t *testing.T) {
 			f := *facts
 			<-start
 			t0 := time.Now()
-			if errs[i] = discoverCluster(context.Background(), nc, &o, &f, &ne, ""); errs[i] != nil {
+			if errs[i] = discoverCluster(context.Background(), nc, &f, &ne, ""); errs[i] != nil {
 				return
 			}
 			took[i] = time.Since(t0)

@@ -82,7 +82,7 @@ func runInWith(t *testing.T, c goldencase.Case, dir string, eks *eksapitest.Serv
 	env.Getenv = func(k string) string { return c.Env[k] }
 	env.DNSNameAttempts, env.DNSNameInterval = 1, 0
 	env.Discovery = fastDiscovery
-	return logs, Run(context.Background(), o, env)
+	return logs, runOptions(context.Background(), o, env)
 }
 
 func newEKS(t *testing.T, clusters ...eksapitest.Cluster) *eksapitest.Server {

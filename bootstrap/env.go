@@ -3,6 +3,7 @@ package bootstrap
 import (
 	"context"
 	"io"
+	"io/fs"
 	"net"
 	"os"
 	"os/exec"
@@ -24,7 +25,11 @@ import (
 // Env is the outside world a bootstrap run talks to. Run uses only what is here, so
 // tests replace any part of it; DefaultEnv gives the real one.
 type Env struct {
-	Root   *rootfs.Root
+	// Root is where the node's files are written (its Plan, Apply and MkdirAll).
+	Root *rootfs.Root
+	// Files reads the node's files: Root, or for `eksboot render` an image that
+	// exists only in memory.
+	Files  NodeFiles
 	Log    *zap.Logger
 	Stdout io.Writer // --dry-run output
 	Getenv func(string) string
@@ -58,6 +63,19 @@ type Env struct {
 	DNSNameInterval time.Duration
 }
 
+// NodeFiles reads a node's files by node path. *rootfs.Root is one. A missing file
+// is an error satisfying errors.Is(err, fs.ErrNotExist).
+type NodeFiles interface {
+	ReadFile(p string) ([]byte, error)
+	Stat(p string) (fs.FileInfo, error)
+	ReadDir(p string) ([]string, error)
+}
+
+// OnNode reports whether the run configures the machine it runs on (--root /): only
+// then are the node's own programs asked or run (containerd --version, the local
+// disks and GPU helpers).
+func (e *Env) OnNode() bool { return e.Root != nil && e.Root.Dir() == "/" }
+
 // DefaultEnv returns the real environment for root, logging to log.
 func DefaultEnv(root *rootfs.Root, log *zap.Logger, stdout, stderr io.Writer) *Env {
 	// The EC2 and EKS clients of a run share one AWS config, so one credentials cache:
@@ -80,6 +98,7 @@ func DefaultEnv(root *rootfs.Root, log *zap.Logger, stdout, stderr io.Writer) *E
 	}
 	return &Env{
 		Root:   root,
+		Files:  root,
 		Log:    log,
 		Stdout: stdout,
 		Getenv: os.Getenv,

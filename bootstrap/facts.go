@@ -63,6 +63,9 @@ type Facts struct {
 	// NvidiaGPU is set when an NVIDIA PCI device is present.
 	NvidiaRuntime string
 	NvidiaGPU     bool
+	// RuncBinary is the image's runc, written into containerd's config on the
+	// profiles that name it (AL2023: /usr/sbin/runc); "" leaves containerd's PATH.
+	RuncBinary string
 	CPUs          int
 	// PrivateDNSName is the node name: EC2's PrivateDnsName, or IMDS local-hostname
 	// when EC2 could not say.
@@ -90,7 +93,7 @@ type Facts struct {
 
 // gatherFacts reads everything the computation needs. IMDS comes first (the region is
 // needed for EC2); the EC2 and DNS look-ups then run in parallel.
-func gatherFacts(ctx context.Context, c *Config, o *Options, env *Env) (*Facts, error) {
+func gatherFacts(ctx context.Context, c *Config, env *Env) (*Facts, error) {
 	f := &Facts{CPUs: env.CPUs()}
 	var err error
 	if f.KubeletVersion, err = kubeletVersion(ctx, c.KubeletVersion, env); err != nil {
@@ -110,7 +113,7 @@ func gatherFacts(ctx context.Context, c *Config, o *Options, env *Env) (*Facts, 
 	if err := readImage(ctx, c, env, f); err != nil {
 		return nil, err
 	}
-	endpoint, err := imds.ResolveEndpoint(o.IMDSEndpoint, env.Getenv)
+	endpoint, err := imds.ResolveEndpoint(c.IMDSEndpoint, env.Getenv)
 	if err != nil {
 		return nil, &UsageError{msg: err.Error()}
 	}
@@ -127,10 +130,12 @@ func gatherFacts(ctx context.Context, c *Config, o *Options, env *Env) (*Facts, 
 		}
 	}()
 	inst, err := env.IMDS(ctx, imds.Options{
-		Endpoint: endpoint, Timeout: o.IMDSTimeout, AllowIMDSv1: o.IMDSv1Fallback,
+		Endpoint: endpoint, Timeout: c.IMDSTimeout, AllowIMDSv1: c.IMDSv1Fallback,
 		// The node IP: a 404 is IMDS not ready yet. Not when discovery may still turn
 		// the cluster's IP family to IPv6 (an IPv6-only instance has no local-ipv4).
-		RequireLocalIPv4: c.IPFamily == "ipv4" && !needsDiscovery(o),
+		RequireLocalIPv4: c.IPFamily == "ipv4" && !c.discovers(),
+		// The IPv6 addresses only where they may be the node IP.
+		IPv6: c.IPFamily == "ipv6" || c.discovers(),
 		OnIdentity: func(id imds.Identity) {
 			if id.InstanceID != "" {
 				early.start(ectx, env, id, endpoint)
@@ -149,7 +154,7 @@ func gatherFacts(ctx context.Context, c *Config, o *Options, env *Env) (*Facts, 
 		f.Warnings = append(f.Warnings, fmt.Sprintf("IMDS has no services/domain; using %s, the domain of region %s", d, f.Instance.Region))
 		f.Instance.Domain = d
 	}
-	if err := discoverCluster(ctx, c, o, f, env, endpoint); err != nil {
+	if err := discoverCluster(ctx, c, f, env, endpoint); err != nil {
 		return nil, err
 	}
 
@@ -187,28 +192,28 @@ func gatherFacts(ctx context.Context, c *Config, o *Options, env *Env) (*Facts, 
 func readNodeFiles(c *Config, env *Env, f *Facts) error {
 	f.ContainerdTemplate, f.ContainerdTemplateSource = nil, "embedded"
 	if c.ContainerdConfigFile != "" {
-		b, err := env.Root.ReadFile(c.ContainerdConfigFile)
+		b, err := env.Files.ReadFile(c.ContainerdConfigFile)
 		if errors.Is(err, fs.ErrNotExist) {
-			return &UsageError{msg: fmt.Sprintf("--containerd-config-file %q: no such file (under --root %s)", c.ContainerdConfigFile, env.Root.Dir())}
+			return &UsageError{msg: fmt.Sprintf("--containerd-config-file %q: no such file (under --root %s)", c.ContainerdConfigFile, c.Root)}
 		}
 		if err != nil {
 			return &UsageError{msg: fmt.Sprintf("--containerd-config-file %q: %v", c.ContainerdConfigFile, err)}
 		}
 		f.ContainerdTemplate, f.ContainerdTemplateSource = b, c.ContainerdConfigFile
-	} else if b, err := optional(env.Root.ReadFile(pathContainerdAMI)); err != nil {
+	} else if b, err := optional(env.Files.ReadFile(pathContainerdAMI)); err != nil {
 		return err
 	} else if b != nil {
 		f.ContainerdTemplate, f.ContainerdTemplateSource = b, pathContainerdAMI
 	}
 	var err error
-	if f.SandboxImageUnit, err = optional(env.Root.ReadFile(pathSandboxUnitAMI)); err != nil {
+	if f.SandboxImageUnit, err = optional(env.Files.ReadFile(pathSandboxUnitAMI)); err != nil {
 		return err
 	}
-	mounts, err := optional(env.Root.ReadFile(pathMounts))
+	mounts, err := optional(env.Files.ReadFile(pathMounts))
 	if err != nil {
 		return err
 	}
-	unit, err := optional(env.Root.ReadFile(pathBPFUnit))
+	unit, err := optional(env.Files.ReadFile(pathBPFUnit))
 	if err != nil {
 		return err
 	}
@@ -242,7 +247,7 @@ func kubeletVersion(ctx context.Context, flag kubeletconf.Version, env *Env) (ku
 	if !flag.IsZero() {
 		return flag, nil
 	}
-	b, err := optional(env.Root.ReadFile(pathKubeletVersionTxt))
+	b, err := optional(env.Files.ReadFile(pathKubeletVersionTxt))
 	if err != nil {
 		return kubeletconf.Version{}, err
 	}
@@ -273,7 +278,7 @@ func readImage(ctx context.Context, c *Config, env *Env, f *Facts) error {
 	if c.ImageProfile != "" {
 		f.Profile, _ = lookupProfile(c.ImageProfile, "--image-profile")
 	} else {
-		osRelease, err := optional(env.Root.ReadFile(pathOSRelease))
+		osRelease, err := optional(env.Files.ReadFile(pathOSRelease))
 		if err != nil {
 			return err
 		}
@@ -281,12 +286,12 @@ func readImage(ctx context.Context, c *Config, env *Env, f *Facts) error {
 	}
 
 	f.ContainerdMajor, f.ContainerdSource = f.Profile.ContainerdMajor, "the "+f.Profile.Name+" image's default"
-	b, err := optional(env.Root.ReadFile(pathContainerdVersion))
+	b, err := optional(env.Files.ReadFile(pathContainerdVersion))
 	if err != nil {
 		return err
 	}
 	text, from := string(b), pathContainerdVersion
-	if b == nil && env.Root.Dir() == "/" && env.ContainerdVersion != nil {
+	if b == nil && env.OnNode() && env.ContainerdVersion != nil {
 		if out, err := env.ContainerdVersion(ctx); err == nil {
 			text, from = out, "containerd --version"
 		}
@@ -299,20 +304,25 @@ func readImage(ctx context.Context, c *Config, env *Env, f *Facts) error {
 		f.ContainerdMajor, f.ContainerdSource = v.Major, from+" ("+v.String()+")"
 	}
 
-	if _, err := env.Root.Stat(pathCredentialConfig); err == nil {
+	if _, err := env.Files.Stat(pathCredentialConfig); err == nil {
 		f.CredentialConfigOnImage = true
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	if st, err := env.Root.Stat(pathNvidiaRuntime); err == nil && st.Mode().IsRegular() {
+	if p := f.Profile.RuncBinary; p != "" {
+		if st, err := env.Files.Stat(p); err == nil && st.Mode().IsRegular() {
+			f.RuncBinary = p
+		}
+	}
+	if st, err := env.Files.Stat(pathNvidiaRuntime); err == nil && st.Mode().IsRegular() {
 		f.NvidiaRuntime = pathNvidiaRuntime
 	}
-	devices, err := env.Root.ReadDir(pathPCIDevices)
+	devices, err := env.Files.ReadDir(pathPCIDevices)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	for _, d := range devices {
-		vendor, err := env.Root.ReadFile(pathPCIDevices + "/" + d + "/vendor")
+		vendor, err := env.Files.ReadFile(pathPCIDevices + "/" + d + "/vendor")
 		if err == nil && strings.TrimSpace(string(vendor)) == nvidiaPCIVendor {
 			f.NvidiaGPU = true
 			break
@@ -417,7 +427,7 @@ func fipsHost(ctx context.Context, c *Config, env *Env, inst *imds.Facts) bool {
 	if c.PauseContainerImage != "" {
 		return false
 	}
-	b, err := env.Root.ReadFile(pathFIPS)
+	b, err := env.Files.ReadFile(pathFIPS)
 	if err != nil || strings.TrimSpace(string(b)) != "1" {
 		return false
 	}

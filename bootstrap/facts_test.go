@@ -86,7 +86,7 @@ func gatherWithSlowIMDS(t *testing.T, overrides map[string]string) (*Facts, *ord
 		return imds.Fetch(ctx, o)
 	}
 	env.EC2 = func(context.Context, string, string) (ec2api.API, error) { return api, nil }
-	f, err := gatherFacts(context.Background(), cfg, &o, env)
+	f, err := gatherFacts(context.Background(), cfg, env)
 	must(t, err)
 	return f, api
 }

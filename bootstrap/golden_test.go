@@ -49,7 +49,7 @@ func runCaseWith(t *testing.T, c goldencase.Case, log *zap.Logger, edit func(*En
 	if edit != nil {
 		edit(env)
 	}
-	return dir, Run(context.Background(), o, env)
+	return dir, runOptions(context.Background(), o, env)
 }
 
 // TestGolden runs eksboot on the inputs of every golden case and compares its files
@@ -176,4 +176,13 @@ func must(t testing.TB, err error) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// runOptions validates o and runs it, as the bootstrap command does (FromFlags, Run).
+func runOptions(ctx context.Context, o Options, env *Env) error {
+	c, err := Validate(o)
+	if err != nil {
+		return err
+	}
+	return Run(ctx, c, env)
 }

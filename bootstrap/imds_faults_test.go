@@ -119,7 +119,7 @@ func runFaulty(c goldencase.Case, srv *imdstest.Server, dir string, timeout time
 		}
 		return imds.Fetch(ctx, o)
 	}
-	return Run(context.Background(), o, env)
+	return runOptions(context.Background(), o, env)
 }
 
 // tree reads every file under dir, by path relative to dir.

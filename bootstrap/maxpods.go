@@ -31,13 +31,38 @@ const (
 	modeIPv6             = "ipv6"
 )
 
-// maxPodsOptions validates the max-pods flags into c.MaxPods, c.KubeReservedFromEffective
-// and c.ExtraArgsMaxPods, returning one problem per bad flag.
-func (c *Config) maxPodsOptions(o Options) []string {
+// maxPodsInput is how max pods is to be worked out, from either front end: the
+// --max-pods-* flags or a NodeConfig's spec.maxPods, with the names that errors give
+// each value.
+type maxPodsInput struct {
+	Mode                                    string
+	CustomNetworking, SecurityGroupsForPods bool
+	MaxENI                                  int
+	Uncapped, KubeReservedFromEffective     bool
+	ExtraArgs                               []string // the kubelet's extra arguments, one each
+	names                                   maxPodsNames
+}
+
+// maxPodsNames are the user's names of the max-pods values.
+type maxPodsNames struct {
+	mode, customNetworking, securityGroupsForPods, maxENI, uncapped, kubeReserved, extraArgs, ipFamily string
+}
+
+var (
+	maxPodsFlagNames = maxPodsNames{"--max-pods-mode", "--max-pods-custom-networking", "--max-pods-security-groups-for-pods",
+		"--max-pods-max-eni", "--max-pods-uncapped", "--kube-reserved-from-effective-max-pods", "--kubelet-extra-args", "--ip-family ipv6"}
+	maxPodsNodeConfigNames = maxPodsNames{"spec.maxPods.mode", "spec.maxPods.customNetworking", "spec.maxPods.securityGroupsForPods",
+		"spec.maxPods.maxENI", "spec.maxPods.uncapped", "spec.maxPods.kubeReservedFromEffectiveMaxPods", "spec.kubelet.flags", "an IPv6 spec.cluster.cidr"}
+)
+
+// setMaxPods validates in into c.MaxPods, c.KubeReservedFromEffective and
+// c.ExtraArgsMaxPods, returning one problem per bad value.
+func (c *Config) setMaxPods(in maxPodsInput) []string {
+	n := in.names
 	var problems []string
 	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
-	c.MaxPodsMode = o.MaxPodsMode
-	switch o.MaxPodsMode {
+	c.MaxPodsMode = in.Mode
+	switch in.Mode {
 	case modeENIMaxPods:
 		c.MaxPods = maxpods.Options{Uncapped: true}
 	case modeSecondaryIP:
@@ -46,47 +71,46 @@ func (c *Config) maxPodsOptions(o Options) []string {
 	case modeIPv6:
 		c.MaxPods.IPv6 = true
 		if c.IPFamily != "ipv6" {
-			bad("--max-pods-mode ipv6 needs --ip-family ipv6 (on an IPv4 cluster pods are limited by the ENIs: use secondary-ip or prefix-delegation)")
+			bad("%s ipv6 needs %s (on an IPv4 cluster pods are limited by the ENIs: use secondary-ip or prefix-delegation)", n.mode, n.ipFamily)
 		}
 	default:
-		bad("--max-pods-mode %q: want eni-max-pods, secondary-ip, prefix-delegation or ipv6", o.MaxPodsMode)
+		bad("%s %q: want eni-max-pods, secondary-ip, prefix-delegation or ipv6", n.mode, in.Mode)
 	}
-	computed := o.MaxPodsMode == modeSecondaryIP || o.MaxPodsMode == modePrefixDelegation
+	computed := in.Mode == modeSecondaryIP || in.Mode == modePrefixDelegation
 	for _, f := range []struct {
-		flag string
+		name string
 		set  bool
 	}{
-		{"--max-pods-custom-networking", o.MaxPodsCustomNetworking},
-		{"--max-pods-security-groups-for-pods", o.MaxPodsSecurityGroupsForPods},
-		{"--max-pods-max-eni", o.MaxPodsMaxENI != 0},
-		{"--max-pods-uncapped", o.MaxPodsUncapped},
+		{n.customNetworking, in.CustomNetworking},
+		{n.securityGroupsForPods, in.SecurityGroupsForPods},
+		{n.maxENI, in.MaxENI != 0},
+		{n.uncapped, in.Uncapped},
 	} {
 		if f.set && !computed {
-			bad("%s needs --max-pods-mode secondary-ip or prefix-delegation (not %s)", f.flag, o.MaxPodsMode)
+			bad("%s needs %s secondary-ip or prefix-delegation (not %s)", f.name, n.mode, in.Mode)
 		}
 	}
-	if o.MaxPodsMaxENI < 0 {
-		bad("--max-pods-max-eni %d: want the number of ENIs the VPC CNI may use (MAX_ENI), 1 or more", o.MaxPodsMaxENI)
+	if in.MaxENI < 0 {
+		bad("%s %d: want the number of ENIs the VPC CNI may use (MAX_ENI), 1 or more", n.maxENI, in.MaxENI)
 	}
 	if computed {
-		c.MaxPods.CustomNetworking = o.MaxPodsCustomNetworking
-		c.MaxPods.SecurityGroupsForPods = o.MaxPodsSecurityGroupsForPods
-		c.MaxPods.MaxENI = max(o.MaxPodsMaxENI, 0)
-		c.MaxPods.Uncapped = o.MaxPodsUncapped
+		c.MaxPods.CustomNetworking = in.CustomNetworking
+		c.MaxPods.SecurityGroupsForPods = in.SecurityGroupsForPods
+		c.MaxPods.MaxENI = max(in.MaxENI, 0)
+		c.MaxPods.Uncapped = in.Uncapped
 	}
-	c.KubeReservedFromEffective = o.KubeReservedFromEffectiveMaxPods
-	if n, err := extraArgsMaxPods(o.KubeletExtraArgs); err != nil && c.KubeReservedFromEffective {
-		bad("--kube-reserved-from-effective-max-pods: --kubelet-extra-args %v", err)
+	c.KubeReservedFromEffective = in.KubeReservedFromEffective
+	if v, err := extraArgsMaxPods(in.ExtraArgs); err != nil && c.KubeReservedFromEffective {
+		bad("%s: %s %v", n.kubeReserved, n.extraArgs, err)
 	} else if err == nil {
-		c.ExtraArgsMaxPods = n
+		c.ExtraArgsMaxPods = v
 	}
 	return problems
 }
 
 // extraArgsMaxPods returns the kubelet's --max-pods among the extra arguments (the
 // last one wins, as with the kubelet's flags), or 0 when there is none.
-func extraArgsMaxPods(args string) (int, error) {
-	f := strings.Fields(args)
+func extraArgsMaxPods(f []string) (int, error) {
 	value := ""
 	for i := 0; i < len(f); i++ {
 		switch {
@@ -133,7 +157,7 @@ func reservedMaxPods(c *Config, computed int) int {
 // from, with the formula.
 func maxPods(ctx context.Context, c *Config, env *Env, api ec2api.API, apiErr error, instanceType string, cpus int, warn func(string)) (int, string) {
 	req := maxpods.Request{InstanceType: instanceType, Options: c.MaxPods, RowsPath: pathENIMaxPods, NodeCPUs: cpus}
-	if b, err := optional(env.Root.ReadFile(pathENIMaxPods)); err != nil {
+	if b, err := optional(env.Files.ReadFile(pathENIMaxPods)); err != nil {
 		warn(fmt.Sprintf("%s: %v; its rows are not used", pathENIMaxPods, err))
 	} else if b != nil {
 		var bad []*maxpods.RowError

@@ -77,7 +77,7 @@ func TestExtraArgsMaxPods(t *testing.T) {
 		{"--max-pods=0", 0, `--max-pods "0": want a whole number of pods, 1 or more`},
 	}
 	for _, tc := range tests {
-		got, err := extraArgsMaxPods(tc.args)
+		got, err := extraArgsMaxPods(strings.Fields(tc.args))
 		if got != tc.want || (err == nil) != (tc.wantErr == "") || err != nil && err.Error() != tc.wantErr {
 			t.Errorf("extraArgsMaxPods(%q) = %d, %v; want %d, %q", tc.args, got, err, tc.want, tc.wantErr)
 		}

@@ -1,139 +1,190 @@
 package bootstrap
 
 import (
-	"context"
+	"cmp"
 	"fmt"
 	"maps"
 	"net/netip"
 	"slices"
-	"strconv"
 	"strings"
 
+	"github.com/eksboot/eksboot/kubeletconf"
 	"github.com/eksboot/eksboot/rootfs"
 	"github.com/eksboot/eksboot/userdata"
 )
 
-// Extra is what a run from a NodeConfig adds to bootstrap.sh's options.
-type Extra struct {
-	// KubeletConfig is merged onto the computed kubelet-config.json (a partial
-	// KubeletConfiguration, strictly checked against the upstream type).
-	KubeletConfig map[string]any
-	// ContainerdConfig is spec.containerd.config: partial containerd TOML merged onto
-	// the node's config.toml.
-	ContainerdConfig string
-	// BaseRuntimeSpec is spec.containerd.baseRuntimeSpec, merged onto the base OCI
-	// runtime spec (an image profile that writes one: AL2023).
-	BaseRuntimeSpec map[string]any
-	// RestartAll restarts containerd and kubelet even when no file changed: the run
-	// phase after a config phase that already wrote the files.
-	RestartAll bool
-}
+// FromNodeConfig is the NodeConfig front end: it turns a merged NodeConfig
+// (node.eks.aws/v1alpha1, userdata.DecodeAndMerge) and the run's settings into the
+// typed, validated configuration that Run takes, the same Config FromFlags gives for
+// bootstrap.sh's command line. Values go straight into their types; nothing becomes a
+// flag string to be parsed again. Every problem is reported at once, each naming its
+// spec.* field, as one UsageError. Fields eksboot cannot honour are rejected by name.
+func FromNodeConfig(nc *userdata.NodeConfig, s Settings) (*Config, error) {
+	c := &Config{
+		Settings:              s,
+		UseMaxPods:            true,
+		MountBPFFS:            true,
+		APIRetryAttempts:      3,
+		PauseContainerVersion: "3.5",
+		ContainerdChosen:      true, // a NodeConfig node runs containerd
+	}
+	var problems []string
+	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+	unsupported := func(field string) { bad("%s: not supported by eksboot yet (see docs/compat.md)", field) }
+	sp := nc.Spec
 
-// apply puts the extras into the validated configuration. A maxPods in the kubelet
-// config counts as the user's max pods for --kube-reserved-from-effective-max-pods
-// (spec.maxPods.kubeReservedFromEffectiveMaxPods), unless a --max-pods flag, which
-// the kubelet prefers, is among kubelet.flags.
-func (x *Extra) apply(c *Config) {
-	if x == nil {
-		return
+	cl := sp.Cluster
+	c.ClusterName, c.ClusterID = cl.Name, cl.ID
+	if cl.Name == "" {
+		bad("spec.cluster.name: required field missing")
+	} else if !isClusterName(cl.Name) {
+		bad("spec.cluster.name %q is not a cluster name: 1-100 letters, digits, '-' or '_', starting with a letter or digit", cl.Name)
 	}
-	c.KubeletConfigOverlay = x.KubeletConfig
-	c.ContainerdOverlay = x.ContainerdConfig
-	c.BaseRuntimeSpecOverlay = x.BaseRuntimeSpec
-	if n, ok := x.KubeletConfig["maxPods"].(float64); ok && n > 0 && c.ExtraArgsMaxPods == 0 {
-		c.ExtraArgsMaxPods = int(n)
+	if cl.EnableOutpost != nil {
+		c.OutpostGiven = true
+		if *cl.EnableOutpost {
+			unsupported("spec.cluster.enableOutpost")
+		}
 	}
-}
-
-// RunNodeConfig is Run for a node configured by NodeConfig: the same checklist, with
-// the options from NodeConfigOptions and the extras.
-func RunNodeConfig(ctx context.Context, o Options, x Extra, env *Env) error {
-	return run(ctx, o, &x, env)
-}
-
-// NodeConfigOptions maps a merged, validated NodeConfig onto base (eksboot's own
-// options: root, timeouts, ...): the cluster to bootstrap.sh's flags, spec.maxPods to
-// the --max-pods-* flags, kubelet.flags to --kubelet-extra-args, and the rest of
-// kubelet.config to the returned kubelet config overlay. Fields eksboot cannot honour
-// yet are errors naming them, all at once.
-func NodeConfigOptions(nc *userdata.NodeConfig, base Options) (Options, Extra, error) {
-	o := base
-	var x Extra
-	var errs userdata.Errors
-	unsupported := func(field string) {
-		errs = append(errs, field+": not supported by eksboot yet (see docs/compat.md)")
+	var err error
+	if cl.CertificateAuthority != "" {
+		if c.CA, err = decodeCA(cl.CertificateAuthority); err != nil {
+			bad("spec.cluster.certificateAuthority: %v", err)
+		}
 	}
-	s := nc.Spec
-	o.ClusterName = s.Cluster.Name
-	o.APIServerEndpoint = s.Cluster.APIServerEndpoint
-	o.B64ClusterCA = s.Cluster.CertificateAuthority
-	o.ClusterID = s.Cluster.ID
-	if s.Cluster.EnableOutpost != nil && *s.Cluster.EnableOutpost {
-		unsupported("spec.cluster.enableOutpost")
+	if cl.APIServerEndpoint != "" {
+		if err := checkEndpoint(cl.APIServerEndpoint); err != nil {
+			bad("spec.cluster.apiServerEndpoint %q: %v; want an https URL such as https://0123ABCD.gr7.us-west-2.eks.amazonaws.com", cl.APIServerEndpoint, err)
+		} else {
+			c.APIServerEndpoint = cl.APIServerEndpoint
+		}
 	}
-	if p, err := netip.ParsePrefix(s.Cluster.CIDR); err == nil && p.Addr().Is6() {
-		o.ServiceIPv6CIDR, o.IPFamily = s.Cluster.CIDR, "ipv6"
-	} else {
-		o.ServiceIPv4CIDR = s.Cluster.CIDR
+	c.IPFamily = "ipv4"
+	if cl.CIDR != "" {
+		switch p, err := netip.ParsePrefix(cl.CIDR); {
+		case err != nil || p.Addr().Is4In6():
+			bad("spec.cluster.cidr %q: want the cluster's service CIDR, such as 10.100.0.0/16 or fd00:10:96::/112", cl.CIDR)
+		case p.Addr().Is6():
+			c.ServiceIPv6CIDR, c.IPFamily, c.IPFamilyGiven = p.Masked(), "ipv6", true
+		default:
+			c.ServiceIPv4CIDR = p.Masked()
+		}
 	}
 
-	x.ContainerdConfig = s.Containerd.Config
-	x.BaseRuntimeSpec = s.Containerd.BaseRuntimeSpec
-	switch ls := s.Instance.LocalStorage; ls.Strategy {
+	// spec.kubelet: the flags, one argument each, and the partial configuration.
+	c.KubeletFlags = slices.Clone(sp.Kubelet.Flags)
+	for i, f := range c.KubeletFlags {
+		if err := checkArgs(f); err != nil {
+			bad("spec.kubelet.flags[%d]: %v", i, err)
+		}
+	}
+	c.KubeletExtraArgs = kubeletconf.JoinArgs(c.KubeletFlags)
+	if len(c.KubeletExtraArgs) > maxExtraArgs {
+		bad("spec.kubelet.flags: %d bytes is more than the %d allowed", len(c.KubeletExtraArgs), maxExtraArgs)
+	}
+	c.ReservedCPUs = slices.ContainsFunc(c.KubeletFlags, func(f string) bool { return strings.HasPrefix(f, "--reserved-cpus") })
+	if len(sp.Kubelet.Config) > 0 {
+		fields, err := kubeletconf.ReadOverlay(sp.Kubelet.Config)
+		if err != nil {
+			bad("spec.kubelet.config: %v", err)
+		}
+		c.KubeletConfigOverlay = maps.Clone(sp.Kubelet.Config)
+		if fields.ClusterDNS != nil {
+			// Cluster DNS is computed (from the service CIDR) unless given: the given
+			// list is the node's, checked like --dns-cluster-ip.
+			for i, ip := range fields.ClusterDNS {
+				if a, err := netip.ParseAddr(ip); err != nil || a.Zone() != "" {
+					bad("spec.kubelet.config.clusterDNS[%d] %q: want an IP address", i, ip)
+				}
+			}
+			c.DNSClusterIPs = fields.ClusterDNS
+			delete(c.KubeletConfigOverlay, "clusterDNS")
+		}
+		c.KubeletVerbosityGiven = fields.VerbosityGiven
+	}
+	if c.IPFamily == "ipv6" && !c.ServiceIPv6CIDR.IsValid() && len(c.DNSClusterIPs) == 0 {
+		bad("an IPv6 cluster needs spec.cluster.cidr or spec.kubelet.config.clusterDNS to set the cluster DNS address")
+	}
+	if sp.Kubelet.MaxPodsExpression != "" {
+		bad("spec.kubelet.maxPodsExpression: not supported by eksboot; use spec.maxPods (mode, customNetworking, securityGroupsForPods, maxENI, uncapped) or kubelet.config.maxPods")
+	}
+
+	// spec.maxPods, eksboot's own: how max pods is worked out.
+	mp := sp.MaxPods
+	in := maxPodsInput{
+		Mode:                      cmp.Or(mp.Mode, modeENIMaxPods),
+		CustomNetworking:          val(mp.CustomNetworking, false),
+		SecurityGroupsForPods:     val(mp.SecurityGroupsForPods, false),
+		MaxENI:                    val(mp.MaxENI, 0),
+		Uncapped:                  val(mp.Uncapped, false),
+		KubeReservedFromEffective: val(mp.KubeReservedFromEffectiveMaxPods, false),
+		ExtraArgs:                 c.KubeletFlags,
+		names:                     maxPodsNodeConfigNames,
+	}
+	for _, p := range c.setMaxPods(in) {
+		bad("%s", p)
+	}
+	if c.ExtraArgsMaxPods == 0 {
+		// A maxPods in the kubelet config is what the kubelet runs with, unless a
+		// --max-pods flag, which the kubelet prefers, is among the flags.
+		if fields, err := kubeletconf.ReadOverlay(sp.Kubelet.Config); err == nil && fields.MaxPods > 0 {
+			c.ExtraArgsMaxPods = int(fields.MaxPods)
+		}
+	}
+
+	// spec.containerd: each part's TOML merged in order, and the base runtime spec.
+	for _, toml := range sp.Containerd.Configs {
+		c.ContainerdOverlays = append(c.ContainerdOverlays, kubeletconf.ContainerdOverlay{Name: "spec.containerd.config", TOML: toml})
+	}
+	if len(sp.Containerd.Configs) == 0 && sp.Containerd.Config != "" {
+		c.ContainerdOverlays = []kubeletconf.ContainerdOverlay{{Name: "spec.containerd.config", TOML: sp.Containerd.Config}}
+	}
+	c.BaseRuntimeSpecOverlay = sp.Containerd.BaseRuntimeSpec
+
+	// spec.instance.
+	switch ls := sp.Instance.LocalStorage; ls.Strategy {
 	case "":
 	case "RAID0", "RAID10", "Mount":
-		o.LocalDisks = strings.ToLower(ls.Strategy)
+		c.LocalDisks = strings.ToLower(ls.Strategy)
 	default:
-		errs = append(errs, fmt.Sprintf("spec.instance.localStorage.strategy: %q, want RAID0, RAID10 or Mount", ls.Strategy))
+		bad("spec.instance.localStorage.strategy: %q, want RAID0, RAID10 or Mount", ls.Strategy)
 	}
-	if s.Instance.LocalStorage.MountPath != "" {
+	if sp.Instance.LocalStorage.MountPath != "" {
 		unsupported("spec.instance.localStorage.mountPath")
 	}
-	if len(s.Instance.LocalStorage.DisabledMounts) > 0 {
+	if len(sp.Instance.LocalStorage.DisabledMounts) > 0 {
 		unsupported("spec.instance.localStorage.disabledMounts")
 	}
-	if len(s.Instance.Environment) > 0 {
-		unsupported("spec.instance.environment")
+	for _, svc := range slices.Sorted(maps.Keys(sp.Instance.Environment)) {
+		if len(sp.Instance.Environment[svc]) > 0 {
+			unsupported("spec.instance.environment")
+			break
+		}
 	}
-	if len(s.Instance.Network.Nameservers) > 0 || len(s.Instance.Network.Domains) > 0 {
+	if len(sp.Instance.Network.Nameservers) > 0 || len(sp.Instance.Network.Domains) > 0 {
 		unsupported("spec.instance.network")
 	}
-	for _, k := range slices.Sorted(maps.Keys(s.FeatureGates)) {
-		if s.FeatureGates[k] {
+	for _, k := range slices.Sorted(maps.Keys(sp.FeatureGates)) {
+		if sp.FeatureGates[k] {
 			unsupported("spec.featureGates." + k)
 		}
 	}
-	if s.Kubelet.MaxPodsExpression != "" {
-		errs = append(errs, "spec.kubelet.maxPodsExpression: not supported by eksboot; use spec.maxPods (mode, customNetworking, securityGroupsForPods, maxENI, uncapped) or kubelet.config.maxPods")
+	if len(problems) > 0 {
+		return nil, &UsageError{msg: strings.Join(problems, "; ")}
 	}
+	return c, nil
+}
 
-	mp := s.MaxPods
-	if mp.Mode != "" {
-		o.MaxPodsMode = mp.Mode
+// FromFlags is the bootstrap.sh front end: the command line (without the command
+// name) with bootstrap.sh's environment-variable fallbacks, parsed (Parse) and
+// validated (Validate) into the configuration Run takes. help is set for -h/--help.
+func FromFlags(args []string, getenv func(string) string) (c *Config, help bool, err error) {
+	o, err := Parse(args, getenv)
+	if err != nil || o.Help {
+		return nil, o.Help, err
 	}
-	o.MaxPodsCustomNetworking = val(mp.CustomNetworking, o.MaxPodsCustomNetworking)
-	o.MaxPodsSecurityGroupsForPods = val(mp.SecurityGroupsForPods, o.MaxPodsSecurityGroupsForPods)
-	o.MaxPodsMaxENI = val(mp.MaxENI, o.MaxPodsMaxENI)
-	o.MaxPodsUncapped = val(mp.Uncapped, o.MaxPodsUncapped)
-	o.KubeReservedFromEffectiveMaxPods = val(mp.KubeReservedFromEffectiveMaxPods, o.KubeReservedFromEffectiveMaxPods)
-
-	o.KubeletExtraArgs = joinFlags(s.Kubelet.Flags)
-	x.KubeletConfig = map[string]any{}
-	for k, v := range s.Kubelet.Config {
-		x.KubeletConfig[k] = v
-	}
-	if dns, ok := x.KubeletConfig["clusterDNS"].([]any); ok {
-		var ips []string
-		for _, ip := range dns {
-			ips = append(ips, fmt.Sprint(ip))
-		}
-		o.DNSClusterIP = strings.Join(ips, ",")
-		delete(x.KubeletConfig, "clusterDNS")
-	}
-	if len(errs) > 0 {
-		return o, x, errs
-	}
-	return o, x, nil
+	c, err = Validate(o)
+	return c, false, err
 }
 
 func val[T any](p *T, def T) T {
@@ -143,20 +194,6 @@ func val[T any](p *T, def T) T {
 	return *p
 }
 
-// joinFlags joins kubelet.flags into one KUBELET_EXTRA_ARGS value, which systemd
-// splits at whitespace, removing one level of double quotes: a flag with whitespace
-// in it is double-quoted whole, so it stays one argument.
-func joinFlags(flags []string) string {
-	out := make([]string, 0, len(flags))
-	for _, f := range flags {
-		if strings.ContainsAny(f, " \t") && !strings.Contains(f, `"`) {
-			f = strconv.Quote(f)
-		}
-		out = append(out, f)
-	}
-	return strings.Join(out, " ")
-}
-
 // allChanged lists every file of n as changed, so Actions restarts every unit.
 func allChanged(n *Node) []rootfs.Change {
 	out := make([]rootfs.Change, 0, len(n.Files))
@@ -164,28 +201,4 @@ func allChanged(n *Node) []rootfs.Change {
 		out = append(out, rootfs.Change{Path: f.Path, New: f.Data})
 	}
 	return out
-}
-
-// nodeConfigNames maps the flags in Validate's messages to the NodeConfig fields that
-// set them.
-var nodeConfigNames = strings.NewReplacer(
-	"CLUSTER_NAME", "spec.cluster.name",
-	"--b64-cluster-ca", "spec.cluster.certificateAuthority",
-	"--apiserver-endpoint", "spec.cluster.apiServerEndpoint",
-	"--service-ipv4-cidr", "spec.cluster.cidr",
-	"--service-ipv6-cidr", "spec.cluster.cidr",
-	"--dns-cluster-ip", "spec.kubelet.config.clusterDNS",
-	"--kubelet-extra-args", "spec.kubelet.flags",
-	"--local-disks", "spec.instance.localStorage.strategy",
-	"--max-pods-mode", "spec.maxPods.mode",
-	"--max-pods-max-eni", "spec.maxPods.maxENI",
-	"--max-pods-custom-networking", "spec.maxPods.customNetworking",
-	"--max-pods-security-groups-for-pods", "spec.maxPods.securityGroupsForPods",
-	"--max-pods-uncapped", "spec.maxPods.uncapped",
-)
-
-// NodeConfigMessage rewrites an error of a run from NodeConfigOptions so that it
-// names the NodeConfig fields rather than bootstrap.sh's flags.
-func NodeConfigMessage(err error) string {
-	return nodeConfigNames.Replace(strings.ReplaceAll(err.Error(), "\n", " "))
 }

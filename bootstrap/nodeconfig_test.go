@@ -1,63 +1,90 @@
 package bootstrap
 
 import (
+	"encoding/base64"
+	"net/netip"
 	"reflect"
 	"testing"
 
+	"github.com/eksboot/eksboot/kubeletconf"
+	"github.com/eksboot/eksboot/maxpods"
 	"github.com/eksboot/eksboot/userdata"
 )
 
-func TestNodeConfigOptions(t *testing.T) {
+// TestFromNodeConfig: every NodeConfig value lands in its typed Config field, with no
+// flag string in between.
+func TestFromNodeConfig(t *testing.T) {
 	yes, four := true, 4
 	nc := &userdata.NodeConfig{Spec: userdata.Spec{
-		Cluster: userdata.Cluster{Name: "c", APIServerEndpoint: "https://x", CertificateAuthority: "Q0E=", CIDR: "10.100.0.0/16"},
+		Cluster: userdata.Cluster{Name: "c", APIServerEndpoint: "https://x.example", CertificateAuthority: base64.StdEncoding.EncodeToString(testCA(t)), CIDR: "10.100.0.0/16"},
 		Kubelet: userdata.Kubelet{
-			Config: map[string]any{"clusterDNS": []any{"169.254.20.10", "10.100.0.10"}, "maxPods": 58.0},
+			Config: map[string]any{"clusterDNS": []any{"169.254.20.10", "10.100.0.10"}, "maxPods": 58.0, "logging": map[string]any{"verbosity": 4.0}},
 			Flags:  []string{"--node-labels=a=b", "--x=has space"},
 		},
-		Instance: userdata.Instance{LocalStorage: userdata.LocalStorage{Strategy: "RAID0"}},
-		MaxPods:  userdata.MaxPods{Mode: "prefix-delegation", CustomNetworking: &yes, MaxENI: &four},
+		Containerd: userdata.Containerd{Configs: []string{"[plugins]\n", "version = 2\n"}},
+		Instance:   userdata.Instance{LocalStorage: userdata.LocalStorage{Strategy: "RAID0"}},
+		MaxPods:    userdata.MaxPods{Mode: "prefix-delegation", CustomNetworking: &yes, MaxENI: &four},
 	}}
-	base := Options{Root: "/r", LogFormat: "json"}
-	o, x, err := NodeConfigOptions(nc, base)
+	s := DefaultSettings()
+	s.Root, s.LogFormat = "/r", "json"
+	c, err := FromNodeConfig(nc, s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Options{Root: "/r", LogFormat: "json", ClusterName: "c", APIServerEndpoint: "https://x", B64ClusterCA: "Q0E=",
-		ServiceIPv4CIDR: "10.100.0.0/16", DNSClusterIP: "169.254.20.10,10.100.0.10", LocalDisks: "raid0",
-		KubeletExtraArgs: `--node-labels=a=b "--x=has space"`, MaxPodsMode: "prefix-delegation", MaxPodsCustomNetworking: true, MaxPodsMaxENI: 4}
-	if !reflect.DeepEqual(o, want) {
-		t.Errorf("options\n%+v\nwant\n%+v", o, want)
+	if c.Settings != s || c.ClusterName != "c" || c.APIServerEndpoint != "https://x.example" || len(c.CA) == 0 ||
+		c.ServiceIPv4CIDR != netip.MustParsePrefix("10.100.0.0/16") || c.IPFamily != "ipv4" || c.LocalDisks != "raid0" {
+		t.Errorf("cluster and settings: %+v", c)
 	}
-	if !reflect.DeepEqual(x.KubeletConfig, map[string]any{"maxPods": 58.0}) {
-		t.Errorf("overlay %v, want maxPods only (clusterDNS became --dns-cluster-ip)", x.KubeletConfig)
+	if !reflect.DeepEqual(c.DNSClusterIPs, []string{"169.254.20.10", "10.100.0.10"}) {
+		t.Errorf("DNS %v", c.DNSClusterIPs)
+	}
+	if !reflect.DeepEqual(c.KubeletFlags, nc.Spec.Kubelet.Flags) || c.KubeletExtraArgs != `--node-labels=a=b "--x=has space"` {
+		t.Errorf("flags %q, drop-in value %q", c.KubeletFlags, c.KubeletExtraArgs)
+	}
+	if _, ok := c.KubeletConfigOverlay["clusterDNS"]; ok || c.KubeletConfigOverlay["maxPods"] != 58.0 || !c.KubeletVerbosityGiven || c.ExtraArgsMaxPods != 58 {
+		t.Errorf("overlay %v, verbosity given %v, max pods %d", c.KubeletConfigOverlay, c.KubeletVerbosityGiven, c.ExtraArgsMaxPods)
+	}
+	if c.MaxPodsMode != "prefix-delegation" || c.MaxPods != (maxpods.Options{PrefixDelegation: true, CustomNetworking: true, MaxENI: 4}) {
+		t.Errorf("max pods %s %+v", c.MaxPodsMode, c.MaxPods)
+	}
+	want := []kubeletconf.ContainerdOverlay{{Name: "spec.containerd.config", TOML: "[plugins]\n"}, {Name: "spec.containerd.config", TOML: "version = 2\n"}}
+	if !reflect.DeepEqual(c.ContainerdOverlays, want) {
+		t.Errorf("containerd overlays %+v", c.ContainerdOverlays)
 	}
 
 	nc.Spec.Cluster.CIDR = "fd00:10:96::/112"
-	if o, _, _ := NodeConfigOptions(nc, base); o.ServiceIPv6CIDR != "fd00:10:96::/112" || o.IPFamily != "ipv6" || o.ServiceIPv4CIDR != "" {
-		t.Errorf("IPv6 cidr: %+v", o)
+	if c, err := FromNodeConfig(nc, s); err != nil || c.ServiceIPv6CIDR != netip.MustParsePrefix("fd00:10:96::/112") || c.IPFamily != "ipv6" || c.ServiceIPv4CIDR.IsValid() {
+		t.Errorf("IPv6 cidr: %+v, %v", c, err)
 	}
 }
 
-func TestNodeConfigOptionsUnsupported(t *testing.T) {
+// TestFromNodeConfigErrorsNameSpecFields: every problem at once, each naming its
+// spec.* path (no flag name rewritten).
+func TestFromNodeConfigErrorsNameSpecFields(t *testing.T) {
 	yes := true
 	nc := &userdata.NodeConfig{Spec: userdata.Spec{
-		Cluster:      userdata.Cluster{EnableOutpost: &yes},
-		Containerd:   userdata.Containerd{BaseRuntimeSpec: map[string]any{"process": map[string]any{}}},
+		Cluster:      userdata.Cluster{Name: "-c", EnableOutpost: &yes, CertificateAuthority: "dGVzdA==", APIServerEndpoint: "http://x", CIDR: "10.100.0.0"},
 		Instance:     userdata.Instance{LocalStorage: userdata.LocalStorage{Strategy: "RAID5"}, Environment: map[string]map[string]string{"default": {"A": "b"}}},
-		Kubelet:      userdata.Kubelet{MaxPodsExpression: "max_pods"},
+		Kubelet:      userdata.Kubelet{MaxPodsExpression: "max_pods", Flags: []string{"--a=b\nc"}},
 		FeatureGates: map[string]bool{"InstanceIdNodeName": true},
+		MaxPods:      userdata.MaxPods{Mode: "lots"},
 	}}
-	_, x, err := NodeConfigOptions(nc, Options{})
-	if x.BaseRuntimeSpec == nil {
-		t.Errorf("spec.containerd.baseRuntimeSpec was dropped")
-	}
-	want := "spec.cluster.enableOutpost: not supported by eksboot yet (see docs/compat.md); " +
+	_, err := FromNodeConfig(nc, DefaultSettings())
+	want := `spec.cluster.name "-c" is not a cluster name: 1-100 letters, digits, '-' or '_', starting with a letter or digit; ` +
+		"spec.cluster.enableOutpost: not supported by eksboot yet (see docs/compat.md); " +
+		"spec.cluster.certificateAuthority: does not decode to a PEM certificate; want the base64 encoding of the cluster CA's PEM certificate; " +
+		`spec.cluster.apiServerEndpoint "http://x": the scheme is not https; want an https URL such as https://0123ABCD.gr7.us-west-2.eks.amazonaws.com; ` +
+		`spec.cluster.cidr "10.100.0.0": want the cluster's service CIDR, such as 10.100.0.0/16 or fd00:10:96::/112; ` +
+		"spec.kubelet.flags[0]: a line break at byte 5 is not allowed; put all arguments on one line; " +
+		"spec.kubelet.maxPodsExpression: not supported by eksboot; use spec.maxPods (mode, customNetworking, securityGroupsForPods, maxENI, uncapped) or kubelet.config.maxPods; " +
+		`spec.maxPods.mode "lots": want eni-max-pods, secondary-ip, prefix-delegation or ipv6; ` +
 		`spec.instance.localStorage.strategy: "RAID5", want RAID0, RAID10 or Mount; ` +
 		"spec.instance.environment: not supported by eksboot yet (see docs/compat.md); " +
-		"spec.featureGates.InstanceIdNodeName: not supported by eksboot yet (see docs/compat.md); " +
-		"spec.kubelet.maxPodsExpression: not supported by eksboot; use spec.maxPods (mode, customNetworking, securityGroupsForPods, maxENI, uncapped) or kubelet.config.maxPods"
+		"spec.featureGates.InstanceIdNodeName: not supported by eksboot yet (see docs/compat.md)"
 	if err == nil || err.Error() != want {
 		t.Errorf("error %v\nwant  %s", err, want)
+	}
+	if _, ok := err.(*UsageError); !ok {
+		t.Errorf("error %T, want a *UsageError", err)
 	}
 }

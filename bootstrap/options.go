@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/eksboot/eksboot/kubeletconf"
 )
 
 // Options are the inputs of one bootstrap run: bootstrap.sh's flags (with their
@@ -71,6 +73,84 @@ type Options struct {
 	MaxPodsMaxENI                    int    // --max-pods-max-eni
 	MaxPodsUncapped                  bool   // --max-pods-uncapped
 	KubeReservedFromEffectiveMaxPods bool   // --kube-reserved-from-effective-max-pods
+}
+
+// Settings are a run's own settings, eksboot's flags that neither bootstrap.sh's
+// command line nor a NodeConfig has: the same for both front ends. They are checked by
+// Check and carried in the Config.
+type Settings struct {
+	Root             string        // --root: the directory that stands for "/"
+	DryRun           bool          // --dry-run: print the changes, write nothing
+	NoRestart        bool          // --no-restart: write, but leave systemd alone
+	IMDSEndpoint     string        // --imds-endpoint (resolved with the environment later)
+	IMDSTimeout      time.Duration // --imds-timeout
+	IMDSv1Fallback   bool          // --imds-v1-fallback
+	SystemdTimeout   time.Duration // --systemd-timeout
+	DiscoveryTimeout time.Duration // --discovery-timeout
+	LogFormat        string        // --log-format: console or json
+	// KubeletVersion is --kubelet-version, parsed (zero: read from the image).
+	KubeletVersion kubeletconf.Version
+	// ImageProfile is --image-profile ("": detect it from the root).
+	ImageProfile string
+	// RestartAll restarts containerd and kubelet even when no file changed: the run
+	// phase of `eksboot init`, after a config phase that already wrote the files.
+	RestartAll bool
+}
+
+// DefaultSettings are the settings of a run given no flags.
+func DefaultSettings() Settings {
+	return Settings{Root: "/", IMDSTimeout: 60 * time.Second, SystemdTimeout: 5 * time.Minute, DiscoveryTimeout: 10 * time.Minute, LogFormat: "console"}
+}
+
+// CheckSettings parses and checks eksboot's own flags of o (--root ... --image-profile)
+// into Settings, naming each bad flag. discovery says whether the run may look the
+// cluster up (its deadline must then be positive).
+func CheckSettings(o Options, discovery bool) (Settings, error) {
+	var problems []string
+	s := settingsFrom(o, discovery, func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) })
+	if len(problems) > 0 {
+		return s, &UsageError{msg: strings.Join(problems, "; ")}
+	}
+	return s, nil
+}
+
+// settingsFrom is CheckSettings reporting each problem to bad.
+func settingsFrom(o Options, discovery bool, bad func(string, ...any)) Settings {
+	s := Settings{
+		Root: o.Root, DryRun: o.DryRun, NoRestart: o.NoRestart, IMDSEndpoint: o.IMDSEndpoint,
+		IMDSTimeout: o.IMDSTimeout, IMDSv1Fallback: o.IMDSv1Fallback, SystemdTimeout: o.SystemdTimeout,
+		DiscoveryTimeout: o.DiscoveryTimeout, LogFormat: o.LogFormat,
+	}
+	if o.Root == "" {
+		bad("--root \"\": want a directory (/ for this node)")
+	}
+	switch o.LogFormat {
+	case "console", "json":
+	default:
+		bad("--log-format %q: want console or json", o.LogFormat)
+	}
+	if o.IMDSTimeout <= 0 {
+		bad("--imds-timeout %v: want a positive duration such as 60s", o.IMDSTimeout)
+	}
+	if discovery && o.DiscoveryTimeout <= 0 {
+		bad("--discovery-timeout %v: want a positive duration such as 10m", o.DiscoveryTimeout)
+	}
+	if o.SystemdTimeout <= 0 {
+		bad("--systemd-timeout %v: want a positive duration such as 5m", o.SystemdTimeout)
+	}
+	if o.KubeletVersion != "" {
+		var err error
+		if s.KubeletVersion, err = kubeletconf.FindVersion(o.KubeletVersion); err != nil {
+			bad("--kubelet-version %q: want a version such as 1.32.9 or v1.32.9-eks-113cf36", o.KubeletVersion)
+		}
+	}
+	switch o.ImageProfile {
+	case "", ProfileAL2, ProfileAL2023:
+		s.ImageProfile = o.ImageProfile
+	default:
+		bad("--image-profile %q: want %s (or leave it out to detect the image)", o.ImageProfile, strings.Join(ProfileNames(), " or "))
+	}
+	return s
 }
 
 // envFlag ties a bootstrap.sh flag to its variable and its environment fallback.

@@ -75,6 +75,10 @@ func Compute(c *Config, f *Facts) (*Node, error) {
 	if cfg, err = kubeletconf.Overlay(cfg, c.KubeletConfigOverlay); err != nil {
 		return nil, fmt.Errorf("spec.kubelet.config: %w", err)
 	}
+	if total, critical := cfg.ShutdownGracePeriod.Duration, cfg.ShutdownGracePeriodCriticalPods.Duration; critical > total {
+		// The kubelet refuses such a configuration and exits.
+		return nil, fmt.Errorf("spec.kubelet.config: shutdownGracePeriodCriticalPods %v is longer than shutdownGracePeriod %v (the kubelet refuses it): set both", critical, total)
+	}
 	kubeletJSON, err := kubeletconf.Marshal(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("kubelet config: %w", err)
@@ -87,7 +91,7 @@ func Compute(c *Config, f *Facts) (*Node, error) {
 		Auth:        p.KubeconfigAuth,
 	}.Render()
 
-	n.KubeletArgs = strings.Join(kubeletArgs(n, f), " ")
+	n.KubeletArgs = strings.Join(kubeletArgs(c, n, f), " ")
 	argsDropIn, err := kubeletconf.EnvDropIn("KUBELET_ARGS", n.KubeletArgs)
 	if err != nil {
 		return nil, err
@@ -99,10 +103,9 @@ func Compute(c *Config, f *Facts) (*Node, error) {
 		TemplateName:  f.ContainerdTemplateSource,
 		SandboxImage:  n.PauseImage,
 		NvidiaRuntime: f.NvidiaRuntime,
+		RuncBinary:    f.RuncBinary,
 	}
-	if c.ContainerdOverlay != "" {
-		cin.Overlays = []kubeletconf.ContainerdOverlay{{Name: "spec.containerd.config", TOML: c.ContainerdOverlay}}
-	}
+	cin.Overlays = c.ContainerdOverlays
 	var baseSpec []byte
 	if p.BaseRuntimeSpec || c.BaseRuntimeSpecOverlay != nil { // a NodeConfig that sets one gets it on any image
 		if baseSpec, err = kubeletconf.BaseRuntimeSpec(c.BaseRuntimeSpecOverlay); err != nil {
@@ -149,7 +152,9 @@ func Compute(c *Config, f *Facts) (*Node, error) {
 		n.BPFUnit = true
 		n.Files = append(n.Files, rootfs.File{Path: pathBPFUnit, Data: assets.SysFsBPFMount, Mode: 0o644})
 	}
-	if shutdown > 0 {
+	// logind must let the kubelet hold the shutdown as long as its configuration says,
+	// spec.kubelet.config included.
+	if shutdown = cfg.ShutdownGracePeriod.Duration; shutdown > 0 {
 		logind, err := kubeletconf.LogindConfig(shutdown)
 		if err != nil {
 			return nil, err
@@ -165,13 +170,16 @@ func Compute(c *Config, f *Facts) (*Node, error) {
 // kubeletArgs are the kubelet flags of 10-kubelet-args.conf, by the image profile and
 // the kubelet table: bootstrap.sh's (node IP, pause image while the kubelet has the
 // flag, verbosity, node name, external cloud provider), then what the image needs.
-func kubeletArgs(n *Node, f *Facts) []string {
+func kubeletArgs(c *Config, n *Node, f *Facts) []string {
 	p, row := f.Profile, f.Kubelet
 	args := []string{"--node-ip=" + n.NodeIP}
 	if row.PodInfraContainerImageFlag && (!p.PodInfraFlagAsNodeadm || row.PodInfraContainerImageMatters) {
 		args = append(args, "--pod-infra-container-image="+n.PauseImage)
 	}
-	args = append(args, "--v=2", "--hostname-override="+f.PrivateDNSName, "--cloud-provider=external")
+	if !c.KubeletVerbosityGiven { // a --v flag would win over spec.kubelet.config's logging.verbosity
+		args = append(args, "--v=2")
+	}
+	args = append(args, "--hostname-override="+f.PrivateDNSName, "--cloud-provider=external")
 	if p.RuntimeCgroups != "" {
 		args = append(args, "--runtime-cgroups="+p.RuntimeCgroups)
 	}

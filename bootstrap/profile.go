@@ -55,6 +55,9 @@ type Profile struct {
 	// CredentialProvidersGate: the KubeletCredentialProviders gate is set on the
 	// kubelets that need it (before 1.28), as nodeadm does.
 	CredentialProvidersGate bool
+	// RuncBinary is the image's runc, named in containerd's config when the image
+	// has it ("": containerd runs the runc of its PATH).
+	RuncBinary string
 }
 
 // profiles holds each image profile's defaults.
@@ -74,6 +77,7 @@ var profiles = map[string]Profile{
 		OwnsCredentialProviderConfig: true,
 		PodInfraFlagAsNodeadm:        true,
 		CredentialProvidersGate:      true,
+		RuncBinary:                   "/usr/sbin/runc",
 	},
 }
 

@@ -16,56 +16,36 @@ import (
 	"github.com/eksboot/eksboot/rootfs"
 )
 
-// Run joins the node to the cluster: options, instance facts, compute, validate,
-// render, write, restart. Nothing is written until everything has been computed and
-// checked, so bad input or missing facts leave the node untouched.
-func Run(ctx context.Context, o Options, env *Env) error {
-	return run(ctx, o, nil, env)
-}
-
-// run is Run with what a NodeConfig adds (nil for bootstrap.sh's command line).
-func run(ctx context.Context, o Options, x *Extra, env *Env) error {
+// Run joins the node to the cluster of the configuration c (from either front end,
+// FromFlags or FromNodeConfig): instance facts, the computed node (PlanNode), the
+// diff against the node's files, the writes, the restarts. Nothing is written until
+// everything has been computed and checked, so bad input or missing facts leave the
+// node untouched.
+func Run(ctx context.Context, c *Config, env *Env) error {
 	log := env.Log
-	c, err := step(log, "options", func() (*Config, error) { return Validate(o) })
-	if err != nil {
-		return err
-	}
-	x.apply(c)
 	for _, w := range c.Warnings {
 		log.Warn(w)
 	}
-	if env.Root.Dir() == "/" && !o.DryRun && env.Geteuid() != 0 {
+	if env.Root.Dir() == "/" && !c.DryRun && env.Geteuid() != 0 {
 		return errors.New("eksboot bootstrap must run as root to configure this node (use --dry-run to see what it would do)")
 	}
-
-	f, err := step(log, "instance facts", func() (*Facts, error) { return gatherFacts(ctx, c, &o, env) })
+	_, n, err := PlanNode(ctx, c, env)
 	if err != nil {
 		return err
 	}
-	for _, w := range f.Warnings {
-		log.Warn(w)
-	}
-	logFacts(log, f)
-
-	n, err := step(log, "compute", func() (*Node, error) { return Compute(c, f) })
-	if err != nil {
-		return err
-	}
-	log.Info("node", zap.String("nodeIP", n.NodeIP), zap.Strings("clusterDNS", n.ClusterDNS),
-		zap.Int("maxPods", n.MaxPods), zap.Bool("maxPodsInConfig", c.UseMaxPods), zap.String("pauseImage", n.PauseImage))
-
 	changes, err := step(log, "diff", func() ([]rootfs.Change, error) { return env.Root.Plan(n.Files, n.Remove) })
 	if err != nil {
 		return err
 	}
 	acts := Actions(n, changes)
-	if x != nil && x.RestartAll {
+	if c.RestartAll {
 		acts = Actions(n, allChanged(n))
 	}
-	if o.DryRun {
-		printDryRun(env.Stdout, changes, acts, o.NoRestart)
+	if c.DryRun {
+		printDryRun(env.Stdout, changes, acts, c.NoRestart)
 		return nil
 	}
+	o := c.Settings
 
 	if err := localDisks(ctx, c, env); err != nil {
 		return err
@@ -91,6 +71,28 @@ func run(ctx context.Context, o Options, x *Extra, env *Env) error {
 		return len(acts), apply(sctx, m, acts, log)
 	})
 	return err
+}
+
+// PlanNode gathers the instance facts for c and computes the whole node from them
+// (Compute, pure): every file with its content, the kubelet flags and the units. It
+// writes nothing; Run applies the node, `eksboot render` prints it.
+func PlanNode(ctx context.Context, c *Config, env *Env) (*Facts, *Node, error) {
+	log := env.Log
+	f, err := step(log, "instance facts", func() (*Facts, error) { return gatherFacts(ctx, c, env) })
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, w := range f.Warnings {
+		log.Warn(w)
+	}
+	logFacts(log, f)
+	n, err := step(log, "compute", func() (*Node, error) { return Compute(c, f) })
+	if err != nil {
+		return f, nil, err
+	}
+	log.Info("node", zap.String("nodeIP", n.NodeIP), zap.Strings("clusterDNS", n.ClusterDNS),
+		zap.Int("maxPods", n.MaxPods), zap.Bool("maxPodsInConfig", c.UseMaxPods), zap.String("pauseImage", n.PauseImage))
+	return f, n, nil
 }
 
 // step runs one step of the checklist and logs its outcome and duration.

@@ -131,7 +131,7 @@ func TestBootStorm(t *testing.T) {
 			}
 			return ec2api.New(cfg), nil
 		}
-		runs[i] = func() error { return Run(context.Background(), o, env) }
+		runs[i] = func() error { return runOptions(context.Background(), o, env) }
 	}
 
 	start := make(chan struct{})

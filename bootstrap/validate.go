@@ -38,9 +38,9 @@ type Config struct {
 	LocalDisks       string // "" or mount, raid0, raid10, none
 	ReservedCPUs     bool   // --reserved-cpus is among the extra args
 	ContainerdChosen bool   // --container-runtime containerd was given (needed below 1.24)
-	// ContainerdOverlay is partial containerd TOML (NodeConfig's spec.containerd.config)
-	// merged onto config.toml.
-	ContainerdOverlay string
+	// ContainerdOverlays are partial containerd configurations in TOML (each
+	// NodeConfig part's spec.containerd.config), merged onto config.toml in order.
+	ContainerdOverlays []kubeletconf.ContainerdOverlay
 	// BaseRuntimeSpecOverlay is NodeConfig's spec.containerd.baseRuntimeSpec, merged
 	// onto the base OCI runtime spec (AL2023 profile).
 	BaseRuntimeSpecOverlay map[string]any
@@ -60,10 +60,19 @@ type Config struct {
 	// ShutdownGiven: a graceful-shutdown flag was given (or the NodeConfig set the
 	// periods), so the kubelet version's default does not apply.
 	ShutdownGiven bool
-	// KubeletVersion is --kubelet-version, parsed (zero: read from the image).
-	KubeletVersion kubeletconf.Version
-	// ImageProfile is --image-profile ("": detect it from the root).
-	ImageProfile string
+	// IPFamilyGiven: --ip-family or --service-ipv6-cidr (spec.cluster.cidr) was
+	// given, so a discovered cluster's IP family does not replace it.
+	IPFamilyGiven bool
+	// OutpostGiven: --enable-local-outpost was given.
+	OutpostGiven bool
+	// KubeletFlags are a NodeConfig's spec.kubelet.flags, one kubelet argument each
+	// (KubeletExtraArgs is their drop-in value); nil for bootstrap.sh's command line.
+	KubeletFlags []string
+	// KubeletVerbosityGiven: spec.kubelet.config.logging.verbosity is set, so
+	// eksboot's own --v=2 is not passed (a flag would win over the config).
+	KubeletVerbosityGiven bool
+	// Settings are the run's own settings.
+	Settings
 	// Warnings are things worth saying that do not stop the run.
 	Warnings []string
 }
@@ -130,6 +139,9 @@ func Validate(o Options) (*Config, error) {
 	}
 	var problems []string
 	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+	c.Settings = settingsFrom(o, needsDiscovery(o.B64ClusterCA == "", o.APIServerEndpoint == ""), bad)
+	c.OutpostGiven = o.EnableLocalOutpost != ""
+	c.IPFamilyGiven = o.IPFamily != "" || o.ServiceIPv6CIDR != ""
 
 	if o.ClusterName == "" {
 		bad("CLUSTER_NAME is missing: give the cluster name as the argument after the flags")
@@ -237,7 +249,7 @@ func Validate(o Options) (*Config, error) {
 		family = "ipv4"
 	}
 	c.IPFamily = family
-	if family == "ipv6" && o.ServiceIPv6CIDR == "" && o.DNSClusterIP == "" && !needsDiscovery(&o) {
+	if family == "ipv6" && o.ServiceIPv6CIDR == "" && o.DNSClusterIP == "" && !needsDiscovery(o.B64ClusterCA == "", o.APIServerEndpoint == "") {
 		bad("--ip-family ipv6 needs --service-ipv6-cidr or --dns-cluster-ip to set the cluster DNS address")
 	}
 
@@ -246,32 +258,11 @@ func Validate(o Options) (*Config, error) {
 	default:
 		bad("--local-disks %q: want mount, raid0, raid10 or none", o.LocalDisks)
 	}
-	switch o.LogFormat {
-	case "console", "json":
-	default:
-		bad("--log-format %q: want console or json", o.LogFormat)
-	}
-	if o.IMDSTimeout <= 0 {
-		bad("--imds-timeout %v: want a positive duration such as 60s", o.IMDSTimeout)
-	}
-	if needsDiscovery(&o) && o.DiscoveryTimeout <= 0 {
-		bad("--discovery-timeout %v: want a positive duration such as 10m", o.DiscoveryTimeout)
-	}
-	if o.SystemdTimeout <= 0 {
-		bad("--systemd-timeout %v: want a positive duration such as 5m", o.SystemdTimeout)
-	}
-	if o.KubeletVersion != "" {
-		if c.KubeletVersion, err = kubeletconf.FindVersion(o.KubeletVersion); err != nil {
-			bad("--kubelet-version %q: want a version such as 1.32.9 or v1.32.9-eks-113cf36", o.KubeletVersion)
-		}
-	}
-	switch o.ImageProfile {
-	case "", ProfileAL2, ProfileAL2023:
-		c.ImageProfile = o.ImageProfile
-	default:
-		bad("--image-profile %q: want %s (or leave it out to detect the image)", o.ImageProfile, strings.Join(ProfileNames(), " or "))
-	}
-	for _, p := range c.maxPodsOptions(o) {
+	for _, p := range c.setMaxPods(maxPodsInput{
+		Mode: o.MaxPodsMode, CustomNetworking: o.MaxPodsCustomNetworking, SecurityGroupsForPods: o.MaxPodsSecurityGroupsForPods,
+		MaxENI: o.MaxPodsMaxENI, Uncapped: o.MaxPodsUncapped, KubeReservedFromEffective: o.KubeReservedFromEffectiveMaxPods,
+		ExtraArgs: strings.Fields(o.KubeletExtraArgs), names: maxPodsFlagNames,
+	}) {
 		bad("%s", p)
 	}
 	for _, p := range c.shutdown(o) {

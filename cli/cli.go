@@ -96,12 +96,16 @@ func runBootstrap(prog string, args []string, stdout, stderr io.Writer) int {
 		bootstrap.Usage(stdout, prog)
 		return exitOK
 	}
-	s, code := newSession(prog, o, stdout, stderr)
+	c, err := bootstrap.Validate(o)
+	if err != nil {
+		return finish(prog, err, zap.NewNop(), stderr)
+	}
+	s, code := newSession(prog, c.Settings, stdout, stderr)
 	if s == nil {
 		return code
 	}
 	defer s.close()
-	return finish(prog, bootstrap.Run(s.ctx, o, s.env), s.log, stderr)
+	return finish(prog, bootstrap.Run(s.ctx, c, s.env), s.log, stderr)
 }
 
 // session is what a command that configures a node needs: its logger, its root, a
@@ -113,9 +117,9 @@ type session struct {
 	stop context.CancelFunc
 }
 
-// newSession sets up a session for the options o. A bad --log-format or --root gets
+// newSession sets up a session for the settings o. A bad --log-format or --root gets
 // one line on stderr and a nil session with exitUsage.
-func newSession(prog string, o bootstrap.Options, stdout, stderr io.Writer) (*session, int) {
+func newSession(prog string, o bootstrap.Settings, stdout, stderr io.Writer) (*session, int) {
 	log, err := newLogger(o.LogFormat, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", prog, err)

@@ -108,7 +108,7 @@ func demo(stdout, stderr io.Writer, keep bool, profile string) error {
 	if err != nil {
 		return err
 	}
-	o, err := bootstrap.Parse([]string{
+	c, _, err := bootstrap.FromFlags([]string{
 		"demo-cluster",
 		"--b64-cluster-ca", base64.StdEncoding.EncodeToString(ca),
 		"--apiserver-endpoint", "https://0123456789ABCDEF0123456789ABCDEF.gr7.us-west-2.eks.amazonaws.com",
@@ -131,7 +131,7 @@ func demo(stdout, stderr io.Writer, keep bool, profile string) error {
 	fmt.Fprintf(stdout, "image profile: %s (--image-profile %s), kubelet %s, on %s\n\n", profile, profile, kubelet, image)
 	env := bootstrap.DefaultEnv(root, log, stdout, stderr)
 	start := time.Now()
-	if err := bootstrap.Run(context.Background(), o, env); err != nil {
+	if err := bootstrap.Run(context.Background(), c, env); err != nil {
 		return err
 	}
 	_ = log.Sync()

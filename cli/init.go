@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"go.uber.org/zap"
 
 	"github.com/eksboot/eksboot/bootstrap"
 	"github.com/eksboot/eksboot/imds"
@@ -42,6 +43,7 @@ func initFlags(prog string, o *bootstrap.Options, phase *string) *pflag.FlagSet 
 	fs.StringVar(&o.ImageProfile, "image-profile", "", "the node image's kind: al2 or al2023 (default: detected from /etc/os-release under the root)")
 	fs.StringVar(&o.LogFormat, "log-format", "console", "log format: console or json")
 	fs.DurationVar(&o.SystemdTimeout, "systemd-timeout", 5*time.Minute, "deadline for the systemd jobs")
+	fs.DurationVar(&o.DiscoveryTimeout, "discovery-timeout", 10*time.Minute, "deadline for looking the cluster up with eks:DescribeCluster when the NodeConfig lacks the CA or the endpoint")
 	fs.BoolVarP(&o.Help, "help", "h", false, "print this help")
 	return fs
 }
@@ -50,14 +52,14 @@ func initFlags(prog string, o *bootstrap.Options, phase *string) *pflag.FlagSet 
 // drop-ins of /etc/eks/eksboot.d), through the same bootstrap run as bootstrap.sh's
 // command line. User data without a NodeConfig is left to cloud-init.
 func runInit(prog string, args []string, stdout, stderr io.Writer) int {
-	base, _ := bootstrap.Parse(nil, func(string) string { return "" })
+	var flags bootstrap.Options
 	phase := ""
-	fs := initFlags(prog, &base, &phase)
+	fs := initFlags(prog, &flags, &phase)
 	if err := fs.Parse(args); err != nil {
 		fmt.Fprintf(stderr, "%s: %v (see --help)\n", prog, err)
 		return exitUsage
 	}
-	if base.Help {
+	if flags.Help {
 		fmt.Fprintf(stdout, "Usage: %s [options]\n\nConfigures this node from the NodeConfig parts of its user data, then /etc/eks/eksboot.d/*.yaml.\n\nOptions:\n%s", prog, fs.FlagUsages())
 		return exitOK
 	}
@@ -65,14 +67,18 @@ func runInit(prog string, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s: --phase %q: want all, config or run, and no arguments (see --help)\n", prog, phase)
 		return exitUsage
 	}
-	s, code := newSession(prog, base, stdout, stderr)
+	settings, err := bootstrap.CheckSettings(flags, true)
+	if err != nil {
+		return finish(prog, err, zap.NewNop(), stderr)
+	}
+	s, code := newSession(prog, settings, stdout, stderr)
 	if s == nil {
 		return code
 	}
 	defer s.close()
 	ctx, env, log := s.ctx, s.env, s.log
 
-	req, ok, err := initRequest(ctx, base, env)
+	req, ok, err := initRequest(ctx, settings, env)
 	if err != nil {
 		return finish(prog, err, log, stderr)
 	}
@@ -83,28 +89,41 @@ func runInit(prog string, args []string, stdout, stderr io.Writer) int {
 	log.Info("configuring from " + req.From)
 	switch phase {
 	case phaseConfig:
-		req.Options.NoRestart = true
+		req.Config.NoRestart = true
 	case phaseRun:
-		req.Extra.RestartAll = true
+		req.Config.RestartAll = true
 	}
-	err = bootstrap.RunNodeConfig(ctx, req.Options, req.Extra, env)
+	err = bootstrap.Run(ctx, req.Config, env)
 	var ue *bootstrap.UsageError
 	if errors.As(err, &ue) { // a bad value of the NodeConfig: bad input, exit 1
-		err = fmt.Errorf("user data: merged NodeConfig: %s", bootstrap.NodeConfigMessage(ue))
+		err = errors.New(ue.Error())
 	}
 	return finish(prog, err, log, stderr)
 }
 
-// initRequest reads the user data from IMDS and the drop-ins from the root, and
-// merges their NodeConfigs.
-func initRequest(ctx context.Context, base bootstrap.Options, env *bootstrap.Env) (nodeRequest, bool, error) {
-	endpoint, err := imds.ResolveEndpoint(base.IMDSEndpoint, env.Getenv)
+// initRequest reads the user data from IMDS, with the instance's facts, and the
+// drop-ins from the root, and merges their NodeConfigs. The run then uses these
+// facts: IMDS is read once (env.IMDS answers from them).
+func initRequest(ctx context.Context, s bootstrap.Settings, env *bootstrap.Env) (nodeRequest, bool, error) {
+	endpoint, err := imds.ResolveEndpoint(s.IMDSEndpoint, env.Getenv)
 	if err != nil {
 		return nodeRequest{}, false, err
 	}
-	facts, err := env.IMDS(ctx, imds.Options{Endpoint: endpoint, Timeout: base.IMDSTimeout, AllowIMDSv1: base.IMDSv1Fallback, UserData: true})
+	fetch := env.IMDS
+	// The IP family is in the user data, not known yet: the IPv6 addresses too.
+	facts, err := fetch(ctx, imds.Options{Endpoint: endpoint, Timeout: s.IMDSTimeout, AllowIMDSv1: s.IMDSv1Fallback, UserData: true, IPv6: true})
 	if err != nil {
 		return nodeRequest{}, false, err
+	}
+	env.IMDS = func(ctx context.Context, o imds.Options) (*imds.Facts, error) {
+		if o.RequireLocalIPv4 && facts.LocalIPv4 == "" {
+			return fetch(ctx, o) // not there yet when the user data was read: wait for it
+		}
+		if o.OnIdentity != nil {
+			o.OnIdentity(imds.Identity{Region: facts.Region, AccountID: facts.AccountID, InstanceID: facts.InstanceID,
+				InstanceType: facts.InstanceType, AvailabilityZone: facts.AvailabilityZone, PrivateIP: facts.LocalIPv4})
+		}
+		return facts, nil
 	}
 	var parts []userdata.Part
 	if len(facts.UserData) > 0 {
@@ -116,5 +135,5 @@ func initRequest(ctx context.Context, base bootstrap.Options, env *bootstrap.Env
 	if err != nil {
 		return nodeRequest{}, false, err
 	}
-	return requestFromNodeConfigs(parts, dropIns, base)
+	return requestFromNodeConfigs(parts, dropIns, s)
 }

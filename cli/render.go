@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -13,7 +12,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/coreos/go-systemd/v22/unit"
 	"github.com/spf13/pflag"
 	"go.uber.org/zap"
 
@@ -22,8 +20,9 @@ import (
 	"github.com/eksboot/eksboot/eksapi"
 	"github.com/eksboot/eksboot/imds"
 	"github.com/eksboot/eksboot/imds/imdstest"
+	"github.com/eksboot/eksboot/internal/imagefixture"
+	"github.com/eksboot/eksboot/kubeletconf"
 	"github.com/eksboot/eksboot/maxpods"
-	"github.com/eksboot/eksboot/rootfs"
 	"github.com/eksboot/eksboot/systemd"
 	"github.com/eksboot/eksboot/userdata"
 )
@@ -62,6 +61,15 @@ func runRender(prog string, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s: --instance-type: %v\n", prog, err)
 		return exitUsage
 	}
+	version, err := kubeletconf.FindVersion(kubeletVersion)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: --kubelet-version %q: want a version such as 1.35.1\n", prog, kubeletVersion)
+		return exitUsage
+	}
+	if profile != bootstrap.ProfileAL2 && profile != bootstrap.ProfileAL2023 {
+		fmt.Fprintf(stderr, "%s: --image-profile %q: want al2 or al2023\n", prog, profile)
+		return exitUsage
+	}
 	raw, err := os.ReadFile(file)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: --user-data: %v\n", prog, err)
@@ -69,7 +77,7 @@ func runRender(prog string, args []string, stdout, stderr io.Writer) int {
 	}
 	log, _ := newLogger("console", stderr)
 	log = log.WithOptions(zap.IncreaseLevel(zap.WarnLevel))
-	tree, flags, from, err := render(raw, instanceType, region, kubeletVersion, profile, log)
+	tree, flags, from, err := render(raw, instanceType, region, version, profile, log)
 	var ue *bootstrap.UsageError
 	if errors.As(err, &ue) { // a bad value in the user data: bad input, exit 1
 		err = errors.New(strings.ReplaceAll(err.Error(), "\n", " "))
@@ -83,15 +91,18 @@ func runRender(prog string, args []string, stdout, stderr io.Writer) int {
 
 // render runs the bootstrap for raw on a simulated instance and returns the files it
 // wrote (node path -> content), the kubelet flags and where the configuration came from.
-func render(raw []byte, instanceType, region, kubeletVersion, profile string, log *zap.Logger) (map[string][]byte, string, string, error) {
+func render(raw []byte, instanceType, region string, kubeletVersion kubeletconf.Version, profile string, log *zap.Logger) (map[string][]byte, string, string, error) {
 	parts, err := userdata.Parse(raw)
 	if err != nil {
 		return nil, "", "", err
 	}
-	base, _ := bootstrap.Parse(nil, func(string) string { return "" })
-	req, ok, err := requestFromNodeConfigs(parts, nil, base)
+	s := bootstrap.DefaultSettings()
+	s.NoRestart, s.ImageProfile = true, profile
+	s.IMDSEndpoint = "http://127.0.0.1:9" // never dialled: Env.IMDS is simulated
+	s.KubeletVersion = kubeletVersion
+	req, ok, err := requestFromNodeConfigs(parts, nil, s)
 	if !ok && err == nil {
-		req, ok, err = requestFromScript(parts)
+		req, ok, err = requestFromScript(parts, s)
 	}
 	if err != nil {
 		return nil, "", "", err
@@ -103,36 +114,29 @@ func render(raw []byte, instanceType, region, kubeletVersion, profile string, lo
 		}
 		return nil, "", "", fmt.Errorf("%w (%s; eksboot reads neither cloud-config nor the scripts it runs)", errNothing, strings.Join(types, ", "))
 	}
-	dir, err := os.MkdirTemp("", "eksboot-render-")
-	if err != nil {
-		return nil, "", "", err
+	// The simulated node: its image's files exist only in memory, and nothing is
+	// written: the plan is printed.
+	files := imagefixture.Empty()
+	if profile == bootstrap.ProfileAL2023 {
+		files = imagefixture.AL2023{KubeletVersion: "v" + s.KubeletVersion.String()}.FS()
 	}
-	defer os.RemoveAll(dir)
-	root, err := rootfs.New(dir)
+	env := offlineEnv(files, log, instanceType, region)
+	_, n, err := bootstrap.PlanNode(context.Background(), req.Config, env)
 	if err != nil {
-		return nil, "", "", err
-	}
-	o := req.Options
-	o.Root, o.NoRestart, o.DryRun, o.KubeletVersion, o.ImageProfile = dir, true, false, kubeletVersion, profile
-	o.IMDSEndpoint = "http://127.0.0.1:9" // never dialled: Env.IMDS is simulated
-	env := offlineEnv(root, log, instanceType, region)
-	if err := bootstrap.RunNodeConfig(context.Background(), o, req.Extra, env); err != nil {
-		if req.NodeConfig {
-			return nil, "", "", fmt.Errorf("%s: %s", req.From, bootstrap.NodeConfigMessage(err))
-		}
 		return nil, "", "", fmt.Errorf("%s: %w", req.From, err)
 	}
-	tree, err := readTree(dir)
-	if err != nil {
-		return nil, "", "", err
+	tree := map[string][]byte{}
+	for _, f := range n.Files {
+		tree[f.Path] = f.Data
 	}
-	return tree, kubeletFlags(tree), req.From, nil
+	return tree, strings.TrimSpace(n.KubeletArgs + " " + n.KubeletExtraArgs), req.From, nil
 }
 
 // offlineEnv is a bootstrap environment on a simulated instance with nothing outside.
-func offlineEnv(root *rootfs.Root, log *zap.Logger, instanceType, region string) *bootstrap.Env {
+func offlineEnv(files bootstrap.NodeFiles, log *zap.Logger, instanceType, region string) *bootstrap.Env {
 	inst := imdstest.DefaultInstance()
-	env := bootstrap.DefaultEnv(root, log, io.Discard, io.Discard)
+	env := bootstrap.DefaultEnv(nil, log, io.Discard, io.Discard)
+	env.Files = files
 	domain := "amazonaws.com"
 	if strings.HasPrefix(region, "cn-") {
 		domain = "amazonaws.com.cn"
@@ -195,24 +199,6 @@ func readTree(dir string) (map[string][]byte, error) {
 	return tree, err
 }
 
-// kubeletFlags is $KUBELET_ARGS $KUBELET_EXTRA_ARGS from the kubelet drop-ins.
-func kubeletFlags(tree map[string][]byte) string {
-	var flags []string
-	for _, p := range []string{"/etc/systemd/system/kubelet.service.d/10-kubelet-args.conf", "/etc/systemd/system/kubelet.service.d/30-kubelet-extra-args.conf"} {
-		opts, err := unit.DeserializeOptions(bytes.NewReader(tree[p]))
-		if err != nil {
-			continue
-		}
-		for _, o := range opts {
-			if o.Name == "Environment" {
-				_, v, _ := strings.Cut(unquoteEnv(o.Value), "=")
-				flags = append(flags, v)
-			}
-		}
-	}
-	return strings.Join(flags, " ")
-}
-
 // printRender prints the files in path order (the CA as its digest) and the flags.
 func printRender(w io.Writer, tree map[string][]byte, flags, from, instanceType, region string) {
 	fmt.Fprintf(w, "# eksboot render: %s in %s, from %s\n", instanceType, region, from)
@@ -233,17 +219,4 @@ func printRender(w io.Writer, tree map[string][]byte, flags, from, instanceType,
 		}
 	}
 	fmt.Fprintf(w, "\n==> kubelet flags\n%s\n", flags)
-}
-
-// unquoteEnv undoes kubeletconf.EnvDropIn's quoting of an Environment= assignment:
-// 'a=b' as it is, "a=b" with \\, \", \t and %% unescaped.
-func unquoteEnv(v string) string {
-	if len(v) < 2 || v[0] != v[len(v)-1] || (v[0] != '\'' && v[0] != '"') {
-		return v
-	}
-	q, v := v[0], v[1:len(v)-1]
-	if q == '\'' {
-		return v
-	}
-	return strings.NewReplacer(`\\`, `\`, `\"`, `"`, `\t`, "\t", "%%", "%").Replace(v)
 }

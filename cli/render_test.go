@@ -35,7 +35,7 @@ func TestRenderCommand(t *testing.T) {
 		{"bad value in the script", []string{"--user-data", write("v.sh", "#!/bin/bash\n/etc/eks/bootstrap.sh c --b64-cluster-ca aGVsbG8= --apiserver-endpoint https://x\n"), "--instance-type", "m5.large"}, 1,
 			"--b64-cluster-ca"},
 		{"bad NodeConfig value", []string{"--user-data", write("b.yaml", "apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec: {cluster: {name: c, apiServerEndpoint: 'http://x', certificateAuthority: aGVsbG8=, cidr: 10.100.0.0/16}}\n"), "--instance-type", "m5.large"}, 1,
-			`eksboot render: error: NodeConfig from part 1 (application/node.eks.aws): spec.cluster.certificateAuthority: `},
+			`eksboot render: error: user data: merged NodeConfig: spec.cluster.certificateAuthority: `},
 		{"nothing to render", []string{"--user-data", write("n.sh", "#!/bin/bash\necho hi\n"), "--instance-type", "m5.large"}, 1,
 			"no NodeConfig part and no /etc/eks/bootstrap.sh command line in the user data (part 1 (text/x-shellscript);"},
 	} {

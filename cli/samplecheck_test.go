@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/coreos/go-systemd/v22/unit"
 	"go.uber.org/zap"
 )
 
@@ -115,4 +117,35 @@ func ptrString(p *float64) string {
 		return "none"
 	}
 	return fmt.Sprint(*p)
+}
+
+// kubeletFlags is $KUBELET_ARGS $KUBELET_EXTRA_ARGS from the kubelet drop-ins.
+func kubeletFlags(tree map[string][]byte) string {
+	var flags []string
+	for _, p := range []string{"/etc/systemd/system/kubelet.service.d/10-kubelet-args.conf", "/etc/systemd/system/kubelet.service.d/30-kubelet-extra-args.conf"} {
+		opts, err := unit.DeserializeOptions(bytes.NewReader(tree[p]))
+		if err != nil {
+			continue
+		}
+		for _, o := range opts {
+			if o.Name == "Environment" {
+				_, v, _ := strings.Cut(unquoteEnv(o.Value), "=")
+				flags = append(flags, v)
+			}
+		}
+	}
+	return strings.Join(flags, " ")
+}
+
+// unquoteEnv undoes kubeletconf.EnvDropIn's quoting of an Environment= assignment:
+// 'a=b' as it is, "a=b" with \\, \", \t and %% unescaped.
+func unquoteEnv(v string) string {
+	if len(v) < 2 || v[0] != v[len(v)-1] || (v[0] != '\'' && v[0] != '"') {
+		return v
+	}
+	q, v := v[0], v[1:len(v)-1]
+	if q == '\'' {
+		return v
+	}
+	return strings.NewReplacer(`\\`, `\`, `\"`, `"`, `\t`, "\t", "%%", "%").Replace(v)
 }

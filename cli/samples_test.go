@@ -17,6 +17,7 @@ import (
 	"github.com/eksboot/eksboot/ec2api"
 	"github.com/eksboot/eksboot/eksapi"
 	"github.com/eksboot/eksboot/imds/imdstest"
+	"github.com/eksboot/eksboot/kubeletconf"
 	"github.com/eksboot/eksboot/userdata"
 )
 
@@ -156,7 +157,7 @@ func TestRenderAgrees(t *testing.T) {
 				args = scriptArgs(t, s)
 			}
 			node := runNode(t, s, args)
-			got, flags, _, err := render(s.raw, "m5.large", "us-west-2", "1.32.9", "al2", zapNop())
+			got, flags, _, err := render(s.raw, "m5.large", "us-west-2", kubeletconf.Version{Major: 1, Minor: 32, Patch: 9}, "al2", zapNop())
 			if strings.HasPrefix(s.name, "04-") {
 				if err == nil || !strings.Contains(err.Error(), "no NodeConfig part and no /etc/eks/bootstrap.sh command line") {
 					t.Fatalf("render of eksctl's cloud-config: %v; want it to say it finds no command line", err)

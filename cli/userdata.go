@@ -19,9 +19,8 @@ const dropInDir = "/etc/eks/eksboot.d"
 
 // nodeRequest is what some user data asks of the node.
 type nodeRequest struct {
-	// Options and Extra configure the bootstrap run.
-	Options bootstrap.Options
-	Extra   bootstrap.Extra
+	// Config is the run's configuration, from either front end.
+	Config *bootstrap.Config
 	// NodeConfig is set when they came from NodeConfigs; From says from where.
 	NodeConfig bool
 	From       string
@@ -32,7 +31,7 @@ var errNothing = errors.New("no NodeConfig part and no /etc/eks/bootstrap.sh com
 
 // requestFromNodeConfigs merges the NodeConfig parts and the drop-ins onto base;
 // ok is false when there are none.
-func requestFromNodeConfigs(parts []userdata.Part, dropIns []userdata.Source, base bootstrap.Options) (nodeRequest, bool, error) {
+func requestFromNodeConfigs(parts []userdata.Part, dropIns []userdata.Source, s bootstrap.Settings) (nodeRequest, bool, error) {
 	sources := append(userdata.NodeConfigSources(parts), dropIns...)
 	if len(sources) == 0 {
 		return nodeRequest{}, false, nil
@@ -49,16 +48,17 @@ func requestFromNodeConfigs(parts []userdata.Part, dropIns []userdata.Source, ba
 	if err := userdata.Validate(nc); err != nil {
 		return r, true, fmt.Errorf("user data: merged NodeConfig: %w", err)
 	}
-	r.Options, r.Extra, err = bootstrap.NodeConfigOptions(nc, base)
-	if err != nil {
-		return r, true, fmt.Errorf("user data: merged NodeConfig: %w", err)
+	r.Config, err = bootstrap.FromNodeConfig(nc, s)
+	if err != nil { // bad user data is a failure of the boot (exit 1), not a bad command line
+		return r, true, fmt.Errorf("user data: merged NodeConfig: %s", err)
 	}
 	return r, true, nil
 }
 
 // requestFromScript interprets the bootstrap.sh command line of the script parts
-// with bootstrap's own flag parser; ok is false when there is none.
-func requestFromScript(parts []userdata.Part) (nodeRequest, bool, error) {
+// with bootstrap's own flag parser, then sets the run's settings s; ok is false when
+// there is none.
+func requestFromScript(parts []userdata.Part, s bootstrap.Settings) (nodeRequest, bool, error) {
 	call, err := userdata.FindBootstrapCall(parts)
 	if err != nil {
 		return nodeRequest{}, true, fmt.Errorf("user data: %w", err)
@@ -67,10 +67,12 @@ func requestFromScript(parts []userdata.Part) (nodeRequest, bool, error) {
 		return nodeRequest{}, false, nil
 	}
 	r := nodeRequest{From: fmt.Sprintf("%s line %d: bootstrap.sh", call.Part.Name(), call.Line)}
-	r.Options, err = bootstrap.Parse(call.Args, func(k string) string { return call.Env[k] })
+	c, _, err := bootstrap.FromFlags(call.Args, func(k string) string { return call.Env[k] })
 	if err != nil {
 		return r, true, fmt.Errorf("user data: %s: %w", r.From, err)
 	}
+	c.Settings = s
+	r.Config = c
 	return r, true, nil
 }
 

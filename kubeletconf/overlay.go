@@ -48,3 +48,40 @@ func deepMerge(dst, src map[string]any) map[string]any {
 	}
 	return dst
 }
+
+// OverlayFields are the values of a partial KubeletConfiguration that change what
+// eksboot computes besides the merge itself.
+type OverlayFields struct {
+	// MaxPods is .maxPods (0: not set).
+	MaxPods int32
+	// ClusterDNS is .clusterDNS (nil: not set).
+	ClusterDNS []string
+	// VerbosityGiven: .logging.verbosity is set, so eksboot passes no --v flag
+	// (a flag would win over it).
+	VerbosityGiven bool
+}
+
+// ReadOverlay decodes a partial KubeletConfiguration strictly into the upstream
+// v1beta1 type (an unknown field or a value of the wrong type is an error naming the
+// field) and returns the values of OverlayFields. It is pure.
+func ReadOverlay(overlay map[string]any) (OverlayFields, error) {
+	var f OverlayFields
+	if len(overlay) == 0 {
+		return f, nil
+	}
+	b, err := json.Marshal(overlay)
+	if err != nil {
+		return f, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var cfg KubeletConfiguration
+	if err := dec.Decode(&cfg); err != nil {
+		return f, err
+	}
+	f.MaxPods, f.ClusterDNS = cfg.MaxPods, cfg.ClusterDNS
+	if logging, ok := overlay["logging"].(map[string]any); ok {
+		_, f.VerbosityGiven = logging["verbosity"]
+	}
+	return f, nil
+}

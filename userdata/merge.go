@@ -47,8 +47,16 @@ func DecodeAndMerge(sources []Source) (*NodeConfig, error) {
 	if len(all) == 0 {
 		return nil, nil
 	}
-	merged := all[0]
-	for _, nc := range all[1:] {
+	var merged NodeConfig
+	for i, nc := range all {
+		if i == 0 {
+			merged = nc
+			merged.Spec.Containerd.Configs = nil
+			if nc.Spec.Containerd.Config != "" {
+				merged.Spec.Containerd.Configs = []string{nc.Spec.Containerd.Config}
+			}
+			continue
+		}
 		Merge(&merged, nc)
 	}
 	return &merged, nil
@@ -66,6 +74,9 @@ func Merge(dst *NodeConfig, src NodeConfig) {
 	ptr(&d.Cluster.EnableOutpost, s.Cluster.EnableOutpost)
 
 	str(&d.Containerd.Config, s.Containerd.Config)
+	if s.Containerd.Config != "" {
+		d.Containerd.Configs = append(d.Containerd.Configs, s.Containerd.Config)
+	}
 	d.Containerd.BaseRuntimeSpec = mergeMaps(d.Containerd.BaseRuntimeSpec, s.Containerd.BaseRuntimeSpec)
 
 	str(&d.Instance.LocalStorage.Strategy, s.Instance.LocalStorage.Strategy)

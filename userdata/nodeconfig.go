@@ -52,6 +52,10 @@ type Cluster struct {
 type Containerd struct {
 	Config          string         `json:"config,omitempty"`
 	BaseRuntimeSpec map[string]any `json:"baseRuntimeSpec,omitempty"`
+	// Configs are the config of every NodeConfig merged into this one, in order
+	// (Merge fills it): each is merged onto containerd's config as TOML, so a later
+	// part adds to an earlier one instead of replacing it, as in nodeadm.
+	Configs []string `json:"-"`
 }
 
 // Instance is spec.instance.

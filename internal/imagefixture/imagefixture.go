@@ -7,8 +7,12 @@ package imagefixture
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
+	"strings"
+	"testing/fstest"
 )
 
 // AL2023 describes an Amazon Linux 2023 EKS image.
@@ -94,4 +98,52 @@ func write(root, p, content string, mode os.FileMode) error {
 		return err
 	}
 	return os.WriteFile(hp, []byte(content), mode)
+}
+
+// Files are an image's files in memory, read by node path ("/etc/os-release"): the
+// node files of a simulated instance that is never written (`eksboot render`). A
+// missing file is an error satisfying errors.Is(err, fs.ErrNotExist).
+type Files struct{ fsys fstest.MapFS }
+
+// Empty is an image with no files: a bare root.
+func Empty() Files { return Files{fstest.MapFS{}} }
+
+// FS returns the image's files in memory.
+func (a AL2023) FS() Files {
+	files, executables := a.Files()
+	m := fstest.MapFS{}
+	for p, content := range files {
+		m[strings.TrimPrefix(p, "/")] = &fstest.MapFile{Data: []byte(content), Mode: 0o644}
+	}
+	for _, p := range executables {
+		m[strings.TrimPrefix(p, "/")] = &fstest.MapFile{Mode: 0o755}
+	}
+	return Files{m}
+}
+
+// name turns a node path into the MapFS name.
+func name(p string) string {
+	if p == "/" {
+		return "."
+	}
+	return strings.TrimPrefix(path.Clean(p), "/")
+}
+
+// ReadFile reads the node file p.
+func (f Files) ReadFile(p string) ([]byte, error) { return f.fsys.ReadFile(name(p)) }
+
+// Stat returns the file info of the node file p.
+func (f Files) Stat(p string) (fs.FileInfo, error) { return f.fsys.Stat(name(p)) }
+
+// ReadDir returns the names of the node directory p's entries, sorted.
+func (f Files) ReadDir(p string) ([]string, error) {
+	entries, err := f.fsys.ReadDir(name(p))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(entries))
+	for i, e := range entries {
+		out[i] = e.Name()
+	}
+	return out, nil
 }
