@@ -66,7 +66,7 @@ type Facts struct {
 	// RuncBinary is the image's runc, written into containerd's config on the
 	// profiles that name it (AL2023: /usr/sbin/runc); "" leaves containerd's PATH.
 	RuncBinary string
-	CPUs          int
+	CPUs       int
 	// PrivateDNSName is the node name: EC2's PrivateDnsName, or IMDS local-hostname
 	// when EC2 could not say.
 	PrivateDNSName string
