@@ -13,6 +13,11 @@
 // linux/amd64 with no build tags. Names are normalised as the kubelet's flag set
 // normalises them ('_' becomes '-').
 //
+// Checked against real kubelets (kubeletflags' TestAgreesWithARealKubelet and the
+// FLAG: lines a kubelet logs at --v=1 for every flag it has, deprecated ones
+// included): 1.24.17 and 1.34.4 built from their modules, 164 and 150 flags, and a
+// 1.37.2 release build's --help, 131; each the same names and deprecations.
+//
 // The generator downloads the modules into the module cache with `go mod download`
 // (they are not in eksboot's go.mod: eksboot never links them); `go generate
 // ./kubeletconf/kubeletflags` runs it; with -check it only reports whether the file is
