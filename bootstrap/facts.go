@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -68,8 +69,10 @@ type Facts struct {
 	RuncBinary string
 	CPUs       int
 	// PrivateDNSName is the node name: EC2's PrivateDnsName, or IMDS local-hostname
-	// when EC2 could not say.
+	// when it is EC2's own name or EC2 could not say (nodeName); NodeNameSource says
+	// which.
 	PrivateDNSName string
+	NodeNameSource string
 	// MaxPods and MaxPodsSource: the table, the node's eni-max-pods.txt, EC2's
 	// instance-type facts or the default, with the formula (maxpods.go).
 	MaxPods       int
@@ -117,18 +120,6 @@ func gatherFacts(ctx context.Context, c *Config, env *Env) (*Facts, error) {
 	if err != nil {
 		return nil, &UsageError{msg: err.Error()}
 	}
-	// The EC2 side starts as soon as the identity document gives the region and
-	// instance ID, while IMDS's other paths are read: on a real node the EC2 call is
-	// the slowest part of gathering by far.
-	ectx, cancelEarly := context.WithCancel(ctx)
-	early := &earlyEC2{}
-	all := []*earlyEC2{early}
-	defer func() {
-		cancelEarly()
-		for _, e := range all {
-			e.wait()
-		}
-	}()
 	inst, err := env.IMDS(ctx, imds.Options{
 		Endpoint: endpoint, Timeout: c.IMDSTimeout, AllowIMDSv1: c.IMDSv1Fallback,
 		// The node IP: a 404 is IMDS not ready yet. Not when discovery may still turn
@@ -136,11 +127,6 @@ func gatherFacts(ctx context.Context, c *Config, env *Env) (*Facts, error) {
 		RequireLocalIPv4: c.IPFamily == "ipv4" && !c.discovers(),
 		// The IPv6 addresses only where they may be the node IP.
 		IPv6: c.IPFamily == "ipv6" || c.discovers(),
-		OnIdentity: func(id imds.Identity) {
-			if id.InstanceID != "" {
-				early.start(ectx, env, id, endpoint)
-			}
-		},
 	})
 	if err != nil {
 		return nil, err
@@ -158,27 +144,16 @@ func gatherFacts(ctx context.Context, c *Config, env *Env) (*Facts, error) {
 		return nil, err
 	}
 
-	if !early.started(f.Instance.Region, f.Instance.InstanceID) {
-		// No instance ID in the identity document, or another one than
-		// meta-data/instance-id (the one that counts): ask again, for that one.
-		early = &earlyEC2{}
-		all = append(all, early)
-		early.start(ectx, env, imds.Identity{Region: f.Instance.Region, InstanceID: f.Instance.InstanceID}, endpoint)
-	}
-	api, apiErr := early.client()
+	// The EC2 client (and the instance profile's credentials) only when a call needs
+	// it: the node name on a VPC with a custom DHCP domain, the facts of an instance
+	// type the table lacks. A default VPC's node in a known type makes no AWS call.
+	client := sync.OnceValues(func() (ec2api.API, error) { return env.EC2(ctx, f.Instance.Region, endpoint) })
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	warn := func(s string) { mu.Lock(); f.Warnings = append(f.Warnings, s); mu.Unlock() }
+	wg.Go(func() { f.PrivateDNSName, f.NodeNameSource = nodeName(ctx, c, env, &f.Instance, client, warn) })
 	wg.Go(func() {
-		name, err := early.dnsName()
-		if err != nil {
-			warn(fmt.Sprintf("ec2:DescribeInstances gave no PrivateDnsName for %s (%v); using IMDS local-hostname %q as the node name", f.Instance.InstanceID, err, f.Instance.LocalHostname))
-			name = f.Instance.LocalHostname
-		}
-		f.PrivateDNSName = name
-	})
-	wg.Go(func() {
-		f.MaxPods, f.MaxPodsSource = maxPods(ctx, c, env, api, apiErr, f.Instance.InstanceType, f.CPUs, warn)
+		f.MaxPods, f.MaxPodsSource = maxPods(ctx, c, env, client, f.Instance.InstanceType, f.CPUs, warn)
 	})
 	wg.Go(func() { f.FIPSHost = fipsHost(ctx, c, env, &f.Instance) })
 	wg.Wait()
@@ -334,60 +309,45 @@ func readImage(ctx context.Context, c *Config, env *Env, f *Facts) error {
 // nvidiaPCIVendor is NVIDIA's PCI vendor ID, as /sys/bus/pci/devices/*/vendor shows it.
 const nvidiaPCIVendor = "0x10de"
 
-// earlyEC2 is the EC2 client and the node-name call, started before the rest of the
-// instance facts are in.
-type earlyEC2 struct {
-	region, instanceID string
-	clientReady        chan struct{} // closed when api and apiErr are set
-	api                ec2api.API
-	apiErr             error
-	nameReady          chan struct{} // closed when name and nameErr are set
-	name               string
-	nameErr            error
-}
-
-// start makes the EC2 client for id.Region and asks it for id.InstanceID's private DNS
-// name, in the background.
-func (e *earlyEC2) start(ctx context.Context, env *Env, id imds.Identity, endpoint string) {
-	e.region, e.instanceID = id.Region, id.InstanceID
-	e.clientReady, e.nameReady = make(chan struct{}), make(chan struct{})
-	go func() {
-		e.api, e.apiErr = env.EC2(ctx, id.Region, endpoint)
-		close(e.clientReady)
-		switch {
-		case e.apiErr != nil:
-			e.nameErr = e.apiErr
-		case id.InstanceID == "":
-			e.nameErr = errors.New("no instance ID")
-		default:
-			e.name, e.nameErr = privateDNSName(ctx, e.api, id.InstanceID, env)
-		}
-		close(e.nameReady)
-	}()
-}
-
-// started reports whether start ran for this region and instance.
-func (e *earlyEC2) started(region, instanceID string) bool {
-	return e.nameReady != nil && e.region == region && e.instanceID == instanceID
-}
-
-// client waits for the EC2 client.
-func (e *earlyEC2) client() (ec2api.API, error) {
-	<-e.clientReady
-	return e.api, e.apiErr
-}
-
-// dnsName waits for the node-name call.
-func (e *earlyEC2) dnsName() (string, error) {
-	<-e.nameReady
-	return e.name, e.nameErr
-}
-
-// wait waits for the background work, if any (cancel its context first to hurry it).
-func (e *earlyEC2) wait() {
-	if e.nameReady != nil {
-		<-e.nameReady
+// nodeName is the node's name and where it came from: the instance ID with the
+// InstanceIdNodeName feature gate; IMDS local-hostname when it is EC2's own private
+// DNS name, which then is PrivateDnsName (ip-10-0-0-1.ec2.internal in us-east-1,
+// <name>.<region>.compute.internal elsewhere); otherwise, with a custom DHCP
+// domain-name that local-hostname carries (amazon-eks-ami #1264), EC2's
+// PrivateDnsName, falling back to local-hostname with a warning.
+func nodeName(ctx context.Context, c *Config, env *Env, inst *imds.Facts, client func() (ec2api.API, error), warn func(string)) (string, string) {
+	if c.NodeNameFromInstanceID {
+		return inst.InstanceID, "the instance ID (spec.featureGates.InstanceIdNodeName)"
 	}
+	if isEC2PrivateName(inst.LocalHostname, inst.Region) {
+		return inst.LocalHostname, "IMDS local-hostname, EC2's own private DNS name (no ec2:DescribeInstances)"
+	}
+	api, err := client()
+	name := ""
+	if err == nil {
+		name, err = privateDNSName(ctx, api, inst.InstanceID, env)
+	}
+	if err != nil {
+		warn(fmt.Sprintf("ec2:DescribeInstances gave no PrivateDnsName for %s (%v); using IMDS local-hostname %q as the node name", inst.InstanceID, err, inst.LocalHostname))
+		return inst.LocalHostname, "IMDS local-hostname (EC2 could not say)"
+	}
+	return name, "ec2:DescribeInstances PrivateDnsName (local-hostname " + strconv.Quote(inst.LocalHostname) + " is not EC2's own name)"
+}
+
+// isEC2PrivateName reports whether host is a private DNS name EC2 itself gives in
+// region: one name (no custom domain appended) in ec2.internal (us-east-1) or
+// <region>.compute.internal, IP-based (ip-10-0-0-1) or resource-based (i-0123...).
+func isEC2PrivateName(host, region string) bool {
+	var label string
+	switch {
+	case region == "us-east-1" && strings.HasSuffix(host, ".ec2.internal"):
+		label = strings.TrimSuffix(host, ".ec2.internal")
+	case region != "" && strings.HasSuffix(host, "."+region+".compute.internal"):
+		label = strings.TrimSuffix(host, "."+region+".compute.internal")
+	default:
+		return false
+	}
+	return isDNSLabel(label) && (strings.HasPrefix(label, "ip-") || strings.HasPrefix(label, "i-"))
 }
 
 // privateDNSName asks EC2 for the instance's PrivateDnsName, as bootstrap.sh's
@@ -471,5 +431,6 @@ func logFacts(log *zap.Logger, f *Facts) {
 		zap.Int("maxPods", f.MaxPods),
 		zap.String("maxPodsSource", f.MaxPodsSource),
 		zap.String("nodeName", f.PrivateDNSName),
+		zap.String("nodeNameSource", f.NodeNameSource),
 		zap.String("containerdTemplate", f.ContainerdTemplateSource))
 }

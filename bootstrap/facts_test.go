@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,35 +21,35 @@ import (
 	"github.com/eksboot/eksboot/rootfs"
 )
 
-// orderEC2 is an EC2 that records each node-name call and whether IMDS was still
-// being read when it came.
-type orderEC2 struct {
-	imdsDone *atomic.Bool
-	names    map[string]string // instance ID -> private DNS name
+// nameEC2 is an EC2 that records each node-name call.
+type nameEC2 struct {
+	names map[string]string // instance ID -> private DNS name
 
-	mu     sync.Mutex
-	calls  []string // instance IDs asked for
-	during []bool   // the call came while IMDS was still being read
+	mu    sync.Mutex
+	calls []string // instance IDs asked for
 }
 
-func (e *orderEC2) PrivateDNSName(_ context.Context, id string) (string, error) {
+func (e *nameEC2) PrivateDNSName(_ context.Context, id string) (string, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.calls = append(e.calls, id)
-	e.during = append(e.during, !e.imdsDone.Load())
 	if name, ok := e.names[id]; ok {
 		return name, nil
 	}
 	return "", ec2api.ErrEmptyDNSName
 }
 
-func (e *orderEC2) InstanceTypeInfo(context.Context, string) (maxpods.TypeInfo, error) {
+func (e *nameEC2) InstanceTypeInfo(context.Context, string) (maxpods.TypeInfo, error) {
 	return maxpods.TypeInfo{}, ec2api.ErrUnknownInstanceType
 }
 
-// gatherWithSlowIMDS gathers case 01's facts from a fake IMDS whose local-hostname
-// answers only after a delay, with overrides applied, and an orderEC2.
-func gatherWithSlowIMDS(t *testing.T, overrides map[string]string) (*Facts, *orderEC2) {
+// customDomain is a local-hostname of a VPC whose DHCP options set a custom
+// domain-name: it is not EC2's PrivateDnsName (amazon-eks-ami #1264).
+const customDomain = "ip-192-168-45-67.corp.example.com"
+
+// gatherWith gathers case 01's facts from a fake IMDS with overrides applied, with a
+// nameEC2; clients counts the EC2 clients made.
+func gatherWith(t *testing.T, overrides map[string]string) (f *Facts, api *nameEC2, clients int) {
 	t.Helper()
 	c := base(t)
 	srv, err := imdstest.NewServer(c.IMDS)
@@ -59,9 +58,6 @@ func gatherWithSlowIMDS(t *testing.T, overrides map[string]string) (*Facts, *ord
 	for p, body := range overrides {
 		srv.SetOverride(p, &body)
 	}
-	// The node-name call must not need this answer to start.
-	srv.SetFaults(imds.PathLocalHostname, imdstest.Fault{Kind: imdstest.FaultDelay, Delay: 300 * time.Millisecond})
-
 	dir := t.TempDir()
 	must(t, c.WriteFiles(dir))
 	root, err := rootfs.New(dir)
@@ -72,8 +68,7 @@ func gatherWithSlowIMDS(t *testing.T, overrides map[string]string) (*Facts, *ord
 	cfg, err := Validate(o)
 	must(t, err)
 
-	var done atomic.Bool
-	api := &orderEC2{imdsDone: &done, names: map[string]string{
+	api = &nameEC2{names: map[string]string{
 		c.IMDS.InstanceID:     "ip-10-0-0-1.ec2.internal",
 		"i-0fffffffffffffff0": "ip-10-0-0-2.ec2.internal",
 	}}
@@ -81,58 +76,77 @@ func gatherWithSlowIMDS(t *testing.T, overrides map[string]string) (*Facts, *ord
 	env.CPUs = c.CPUs
 	env.Getenv = func(k string) string { return c.Env[k] }
 	env.DNSNameAttempts, env.DNSNameInterval = 1, 0
-	env.IMDS = func(ctx context.Context, o imds.Options) (*imds.Facts, error) {
-		defer done.Store(true)
-		return imds.Fetch(ctx, o)
-	}
-	env.EC2 = func(context.Context, string, string) (ec2api.API, error) { return api, nil }
-	f, err := gatherFacts(context.Background(), cfg, env)
+	env.EC2 = func(context.Context, string, string) (ec2api.API, error) { clients++; return api, nil }
+	f, err = gatherFacts(context.Background(), cfg, env)
 	must(t, err)
-	return f, api
+	return f, api, clients
 }
 
-// TestNodeNameCallOverlapsIMDS: the EC2 node-name call goes out as soon as the
-// identity document is read, while IMDS's other paths are still being read.
-func TestNodeNameCallOverlapsIMDS(t *testing.T) {
-	f, api := gatherWithSlowIMDS(t, nil)
-	if !slices.Equal(api.calls, []string{f.Instance.InstanceID}) || !api.during[0] {
-		t.Fatalf("node-name calls %v (during IMDS: %v); want one for %s while IMDS was read", api.calls, api.during, f.Instance.InstanceID)
+// TestEC2OwnHostnameMakesNoEC2Call: when IMDS local-hostname is EC2's own private
+// DNS name (the default VPC DHCP options), it is the node name: no EC2 client, so no
+// credential read and no ec2:DescribeInstances (nodeadm's join failures under
+// DescribeInstances throttling were that call).
+func TestEC2OwnHostnameMakesNoEC2Call(t *testing.T) {
+	f, api, clients := gatherWith(t, nil)
+	if clients != 0 || len(api.calls) != 0 {
+		t.Errorf("%d EC2 clients, node-name calls %v; want none", clients, api.calls)
 	}
-	if f.PrivateDNSName != "ip-10-0-0-1.ec2.internal" {
-		t.Errorf("node name %q, want EC2's", f.PrivateDNSName)
+	if f.PrivateDNSName != base(t).IMDS.LocalHostname {
+		t.Errorf("node name %q, want local-hostname %q", f.PrivateDNSName, base(t).IMDS.LocalHostname)
 	}
 }
 
-// TestNodeNameForDocumentInstanceID: the identity document's instance ID is the
-// node's (AWS signs the document, and nodeadm takes the ID from it too): a
-// meta-data/instance-id that names another instance is not read, and the one
-// node-name call, made while IMDS is read, is for the document's instance.
+// TestNodeNameForDocumentInstanceID: with a custom DHCP domain the name is EC2's
+// PrivateDnsName of the identity document's instance (AWS signs the document, and
+// nodeadm takes the ID from it too): a meta-data/instance-id that names another
+// instance is not read.
 func TestNodeNameForDocumentInstanceID(t *testing.T) {
-	f, api := gatherWithSlowIMDS(t, map[string]string{imds.PathInstanceID: "i-0fffffffffffffff0"})
+	f, api, _ := gatherWith(t, map[string]string{imds.PathInstanceID: "i-0fffffffffffffff0", imds.PathLocalHostname: customDomain})
 	want := base(t).IMDS.InstanceID
-	if f.Instance.InstanceID != want || !slices.Equal(api.calls, []string{want}) || !api.during[0] {
-		t.Fatalf("instance %s, node-name calls %v (during IMDS: %v); want one for the document's %s while IMDS was read",
-			f.Instance.InstanceID, api.calls, api.during, want)
+	if f.Instance.InstanceID != want || !slices.Equal(api.calls, []string{want}) {
+		t.Fatalf("instance %s, node-name calls %v; want one for the document's %s", f.Instance.InstanceID, api.calls, want)
 	}
 	if f.PrivateDNSName != "ip-10-0-0-1.ec2.internal" {
 		t.Errorf("node name %q, want the one of the document's instance", f.PrivateDNSName)
 	}
 }
 
-// TestNodeNameWithoutDocumentInstanceID: an identity document without instanceId
-// gives no early node-name call; the instance ID is then read from
-// meta-data/instance-id, and the node name asked for it once IMDS is read.
+// TestNodeNameWithoutDocumentInstanceID: an identity document without instanceId:
+// the instance ID is read from meta-data/instance-id, and the node name asked for it.
 func TestNodeNameWithoutDocumentInstanceID(t *testing.T) {
-	f, api := gatherWithSlowIMDS(t, map[string]string{
+	f, api, _ := gatherWith(t, map[string]string{
 		imds.PathIdentityDocument: imdstest.IdentityDocument(base(t).IMDS, "instanceId"),
 		imds.PathInstanceID:       "i-0fffffffffffffff0",
+		imds.PathLocalHostname:    customDomain,
 	})
-	if f.Instance.InstanceID != "i-0fffffffffffffff0" || !slices.Equal(api.calls, []string{"i-0fffffffffffffff0"}) || api.during[0] {
-		t.Fatalf("instance %s, node-name calls %v (during IMDS: %v); want one for meta-data's i-0fffffffffffffff0 after IMDS",
-			f.Instance.InstanceID, api.calls, api.during)
+	if f.Instance.InstanceID != "i-0fffffffffffffff0" || !slices.Equal(api.calls, []string{"i-0fffffffffffffff0"}) {
+		t.Fatalf("instance %s, node-name calls %v; want one for meta-data's i-0fffffffffffffff0", f.Instance.InstanceID, api.calls)
 	}
 	if f.PrivateDNSName != "ip-10-0-0-2.ec2.internal" {
 		t.Errorf("node name %q, want the one of meta-data/instance-id's instance", f.PrivateDNSName)
+	}
+}
+
+func TestIsEC2PrivateName(t *testing.T) {
+	for _, tc := range []struct {
+		host, region string
+		want         bool
+	}{
+		{"ip-10-0-0-1.ec2.internal", "us-east-1", true},
+		{"ip-10-0-0-1.us-west-2.compute.internal", "us-west-2", true},
+		{"i-0123456789abcdef0.us-west-2.compute.internal", "us-west-2", true},
+		{"ip-192-168-45-67.cn-north-1.compute.internal", "cn-north-1", true},
+		{"ip-10-0-0-1.ec2.internal", "us-west-2", false},
+		{"ip-10-0-0-1.us-east-1.compute.internal", "us-west-2", false},
+		{"ip-10-0-0-1.corp.example.com", "us-west-2", false},
+		{"ip-10-0-0-1.us-west-2.compute.internal ip-10-0-0-1.corp.example.com", "us-west-2", false},
+		{"host.us-west-2.compute.internal", "us-west-2", false},
+		{"a.ip-10-0-0-1.us-west-2.compute.internal", "us-west-2", false},
+		{"", "us-west-2", false},
+	} {
+		if got := isEC2PrivateName(tc.host, tc.region); got != tc.want {
+			t.Errorf("isEC2PrivateName(%q, %q) = %v, want %v", tc.host, tc.region, got, tc.want)
+		}
 	}
 }
 

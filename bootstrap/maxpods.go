@@ -155,7 +155,7 @@ func reservedMaxPods(c *Config, computed int) int {
 // and skipped), then ec2:DescribeInstanceTypes under ec2TypeTimeout, then 110 with a
 // warning, where bootstrap.sh failed the boot. It returns the number and where it came
 // from, with the formula.
-func maxPods(ctx context.Context, c *Config, env *Env, api ec2api.API, apiErr error, instanceType string, cpus int, warn func(string)) (int, string) {
+func maxPods(ctx context.Context, c *Config, env *Env, client func() (ec2api.API, error), instanceType string, cpus int, warn func(string)) (int, string) {
 	req := maxpods.Request{InstanceType: instanceType, Options: c.MaxPods, RowsPath: pathENIMaxPods, NodeCPUs: cpus}
 	if b, err := optional(env.Files.ReadFile(pathENIMaxPods)); err != nil {
 		warn(fmt.Sprintf("%s: %v; its rows are not used", pathENIMaxPods, err))
@@ -167,8 +167,9 @@ func maxPods(ctx context.Context, c *Config, env *Env, api ec2api.API, apiErr er
 		}
 	}
 	req.Describe = func(ctx context.Context, t string) (maxpods.TypeInfo, error) {
-		if apiErr != nil {
-			return maxpods.TypeInfo{}, apiErr
+		api, err := client()
+		if err != nil {
+			return maxpods.TypeInfo{}, err
 		}
 		ctx, cancel := context.WithTimeout(ctx, ec2TypeTimeout)
 		defer cancel()

@@ -68,13 +68,14 @@ func TestUnknownInstanceTypeNeverFailsTheBoot(t *testing.T) {
 
 func TestDescribeInstancesRefusedFallsBackToLocalHostname(t *testing.T) {
 	c := base(t)
-	c.DescribeInst = nil // the fake EC2 answers 403 UnauthorizedOperation
+	c.DescribeInst = nil                                                      // the fake EC2 answers 403 UnauthorizedOperation
+	c.IMDS.LocalHostname = "ip-192-168-45-67.us-west-2.compute.internal.corp" // a custom domain: EC2 is asked
 	core, logs := observer.New(zap.InfoLevel)
 	dir, err := runCase(t, c, zap.New(core))
 	must(t, err)
 	b, err := os.ReadFile(filepath.Join(dir, "etc/systemd/system/kubelet.service.d/10-kubelet-args.conf"))
 	must(t, err)
-	if !strings.Contains(string(b), "--hostname-override=ip-192-168-45-67.us-west-2.compute.internal ") {
+	if !strings.Contains(string(b), "--hostname-override=ip-192-168-45-67.us-west-2.compute.internal.corp ") {
 		t.Errorf("drop-in: %s", b)
 	}
 	if w := warnings(logs); !strings.Contains(w, "UnauthorizedOperation") || !strings.Contains(w, "local-hostname") {

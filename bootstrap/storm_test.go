@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -33,6 +34,7 @@ const (
 	envStormNodes   = "EKSBOOT_STORM_NODES"   // nodes booting at once (default 50)
 	envStormRate    = "EKSBOOT_STORM_RATE"    // DescribeInstanceTypes requests per second (default 50)
 	envStormBackoff = "EKSBOOT_STORM_BACKOFF" // "sdk": the SDK's own delays after throttling (the before)
+	envStormDomain  = "EKSBOOT_STORM_DOMAIN"  // "custom": a custom DHCP domain, so each node also asks DescribeInstances
 )
 
 // stormType is an instance type the table lacks, so every node asks EC2; its facts
@@ -79,10 +81,17 @@ func TestBootStorm(t *testing.T) {
 	sdkBackoff := os.Getenv(envStormBackoff) == "sdk"
 	c := golden(t, "01-m5large-usw2-vpc192")
 	c.IMDS.InstanceType = stormType
+	customDomain := os.Getenv(envStormDomain) == "custom"
+	if customDomain { // local-hostname is not the PrivateDnsName: every node asks EC2 for its name
+		c.IMDS.LocalHostname = "ip-192-168-45-67.corp.example.com"
+	}
 	fakes := c.StartFor(t)
 	unsetAWSExtras(t)
 	fakes.EC2.AddInstanceType(stormType, maxpods.TypeInfo{Hypervisor: "nitro", VCPUs: 2, ENIs: 3, IPv4PerENI: 10})
 	fakes.EC2.SetRateLimit("DescribeInstanceTypes", rate, time.Second)
+	if customDomain {
+		fakes.EC2.SetRateLimit("DescribeInstances", rate, time.Second)
+	}
 
 	// Every node of a fleet has an IMDS of its own; here one fake serves them all,
 	// in this process, and each node reads it over up to 16 connections. So that
@@ -174,6 +183,9 @@ func TestBootStorm(t *testing.T) {
 	if configured != nodes {
 		t.Errorf("%d of %d nodes not configured", nodes-configured, nodes)
 	}
+	if !customDomain && instCalls != 0 {
+		t.Errorf("%d DescribeInstances requests: local-hostname is EC2's own name, the nodes need not ask", instCalls)
+	}
 	if fellBack > 0 && !sdkBackoff {
 		t.Errorf("%d of %d nodes fell back to max pods %d: throttling outlasted their attempts", fellBack, nodes, maxpods.Default)
 	}
@@ -186,11 +198,15 @@ func TestBootStorm(t *testing.T) {
 	}
 	slices.Sort(took)
 	p := func(q float64) time.Duration { return took[int(q*float64(nodes-1))].Round(time.Millisecond) }
-	t.Logf("storm: %d nodes at once, DescribeInstanceTypes limited to %d/s, %s backoff after throttling:\n"+
+	domain := "EC2's own local-hostname"
+	if customDomain {
+		domain = "a custom DHCP domain (DescribeInstances limited too)"
+	}
+	t.Logf("storm: %d nodes at once, %s, DescribeInstanceTypes limited to %d/s, %s backoff after throttling:\n"+
 		"  configured %d/%d; EC2's max pods on %d, fallback %d on %d\n"+
 		"  DescribeInstanceTypes requests %d (%.2f per node, at most %d), throttled %d; DescribeInstances %d\n"+
 		"  time to configured: p50 %v, p99 %v, max %v; all done in %v",
-		nodes, rate, backoff, configured, nodes, configured-fellBack, maxpods.Default, fellBack,
+		nodes, domain, rate, backoff, configured, nodes, configured-fellBack, maxpods.Default, fellBack,
 		typeCalls, float64(typeCalls)/float64(nodes), most, fakes.EC2.Throttled("DescribeInstanceTypes"), instCalls,
 		p(0.5), p(0.99), p(1), wall.Round(time.Millisecond))
 }
@@ -232,6 +248,9 @@ func TestKnownTypeMakesNoTypeCall(t *testing.T) {
 			continue
 		}
 		t.Run(c.Name, func(t *testing.T) {
+			// A custom DHCP domain, so that the node name is asked of this EC2 and
+			// the count below is of a fake the run really used.
+			c.IMDS.LocalHostname += ".corp"
 			fakes, err := c.Start()
 			must(t, err)
 			t.Cleanup(fakes.Close)
@@ -244,5 +263,39 @@ func TestKnownTypeMakesNoTypeCall(t *testing.T) {
 				t.Errorf("the run did not use this fake EC2 (no DescribeInstances): the count above proves nothing")
 			}
 		})
+	}
+}
+
+// TestDefaultVPCBootMakesNoAWSCall: golden case 01 (a known instance type, IMDS
+// local-hostname EC2's own name) configures the node with no call to EC2 and no read
+// of the instance profile's credentials: with the environment's keys removed, any
+// AWS client would have asked IMDS for them.
+func TestDefaultVPCBootMakesNoAWSCall(t *testing.T) {
+	c := base(t)
+	fakes := c.StartFor(t)
+	for _, k := range []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_EC2_METADATA_DISABLED"} {
+		t.Setenv(k, "")
+	}
+	dir := t.TempDir()
+	root, err := rootfs.New(dir)
+	must(t, err)
+	o, err := Parse(append(slices.Clone(c.Args), "--root", dir, "--no-restart", "--kubelet-version", c.KubeletVersion, "--imds-endpoint", fakes.IMDS.URL()), func(string) string { return "" })
+	must(t, err)
+	env := DefaultEnv(root, zap.NewNop(), &bytes.Buffer{}, &bytes.Buffer{})
+	env.CPUs = c.CPUs
+	env.Getenv = func(string) string { return "" }
+	must(t, runOptions(context.Background(), o, env))
+	if n := fakes.EC2.Calls("DescribeInstances") + fakes.EC2.Calls("DescribeInstanceTypes"); n != 0 {
+		t.Errorf("%d EC2 calls, want none", n)
+	}
+	for _, r := range fakes.IMDS.Requests() {
+		if strings.Contains(r.Path, "iam/") {
+			t.Errorf("IMDS %s %s: a credential read, want none", r.Method, r.Path)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "etc/systemd/system/kubelet.service.d/10-kubelet-args.conf"))
+	must(t, err)
+	if kubeletArgs := string(b); !strings.Contains(kubeletArgs, "--hostname-override="+c.IMDS.LocalHostname+" ") {
+		t.Errorf("drop-in %s: want the node named %s", kubeletArgs, c.IMDS.LocalHostname)
 	}
 }

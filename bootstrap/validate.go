@@ -71,6 +71,9 @@ type Config struct {
 	// KubeletVerbosityGiven: spec.kubelet.config.logging.verbosity is set, so
 	// eksboot's own --v=2 is not passed (a flag would win over the config).
 	KubeletVerbosityGiven bool
+	// NodeNameFromInstanceID: the node is named by its instance ID
+	// (spec.featureGates.InstanceIdNodeName), with no ec2:DescribeInstances.
+	NodeNameFromInstanceID bool
 	// Settings are the run's own settings.
 	Settings
 	// Warnings are things worth saying that do not stop the run.
