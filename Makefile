@@ -12,7 +12,7 @@ NETNS := $(shell [ "$$(id -u)" = 0 ] && command -v unshare >/dev/null && command
 
 .PHONY: help
 help: ## Show the targets.
-	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z_-]+:.*##/ {printf "  %-16s %s\n", $$1, $$2} /^##@/ {printf "\n%s\n", substr($$0, 5)}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z0-9_-]+:.*##/ {printf "  %-16s %s\n", $$1, $$2} /^##@/ {printf "\n%s\n", substr($$0, 5)}' $(MAKEFILE_LIST)
 
 # The simulated node image of make demo: al2023 (today's EKS images) or al2.
 DEMO_PROFILE ?= al2023
@@ -124,3 +124,13 @@ storm: ## Boot storm: STORM_NODES (2000) nodes of an unknown type at once, EC2 t
 .PHONY: clean
 clean: ## Remove build output.
 	rm -rf bin
+
+##@ Node in a box (docs/development.md)
+
+# E2E_RUN picks cases like go test -run: 'TestNodeInABox/kubelet-1.37.2/05-.*'.
+E2E_RUN ?= .
+E2E_TIMEOUT ?= 40m
+
+.PHONY: e2e
+e2e: ## Boot each user-data case in a box: real systemd, cloud-init, containerd, kubelet and API server under systemd-nspawn (root; caches in /var/cache/eksboot-e2e).
+	CGO_ENABLED=0 $(GO) test -tags e2e -count=1 -timeout $(E2E_TIMEOUT) -v -run '$(E2E_RUN)' ./e2e/
