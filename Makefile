@@ -77,12 +77,12 @@ parity: ## Compare with bootstrap.sh's golden outputs (needs ../shared, root).
 	../shared/tools/parity/run
 
 .PHONY: generate
-generate: ## Regenerate maxpods/zz_generated_table.go (from assets/), kubeletconf/zz_generated_types.go (from k8s.io/kubelet) and zz_generated_template.go (from assets/).
-	CGO_ENABLED=0 $(GO) generate ./maxpods ./kubeletconf
+generate: ## Regenerate maxpods/zz_generated_table.go (from assets/), kubeletconf/zz_generated_types.go (from k8s.io/kubelet), zz_generated_template.go (from assets/) and kubeletconf/kubeletflags/zz_generated_flags.go (from each kubelet minor's k8s.io/kubernetes sources, downloaded into the module cache).
+	CGO_ENABLED=0 $(GO) generate ./maxpods ./kubeletconf ./kubeletconf/kubeletflags
 
 .PHONY: check-generated
 check-generated: ## Fail when a generated file is stale (make generate refreshes them).
-	CGO_ENABLED=0 $(GO) test -count=1 -run '^TestGeneratedFileIsFresh$$' ./maxpods/internal/gen ./kubeletconf/internal/typegen ./kubeletconf/internal/templategen
+	CGO_ENABLED=0 $(GO) test -count=1 -run '^TestGeneratedFileIsFresh$$' ./maxpods/internal/gen ./kubeletconf/internal/typegen ./kubeletconf/internal/templategen ./kubeletconf/internal/flaggen
 
 # Runs of the release binary per command in BenchmarkProcess.
 BENCH_RUNS ?= 50
@@ -118,8 +118,10 @@ STORM_NODES ?= 2000
 STORM_BACKOFF ?=
 
 .PHONY: storm
-storm: ## Boot storm: STORM_NODES (2000) nodes of an unknown type at once, EC2 throttling above 50 requests/s (about 1.5 min).
-	@set -o pipefail; $(NETNS) sh -c 'ip link set lo up 2>/dev/null; EKSBOOT_STORM_NODES=$(STORM_NODES) EKSBOOT_STORM_BACKOFF=$(STORM_BACKOFF) CGO_ENABLED=0 exec $(GO) test -count=1 -timeout 10m -run "^TestBootStorm$$" -v ./bootstrap' | grep -v '^=== RUN'
+storm: ## Boot storm: STORM_NODES (2000) nodes of an unknown type at once, EC2 throttling above 50 requests/s, then the same with a custom DHCP domain (about 3 min).
+	@set -o pipefail; for domain in default custom; do \
+	  $(NETNS) sh -c "ip link set lo up 2>/dev/null; EKSBOOT_STORM_DOMAIN=$$domain EKSBOOT_STORM_NODES=$(STORM_NODES) EKSBOOT_STORM_BACKOFF=$(STORM_BACKOFF) CGO_ENABLED=0 exec $(GO) test -count=1 -timeout 10m -run '^TestBootStorm\$$' -v ./bootstrap" | grep -v '^=== RUN' || exit 1; \
+	done
 
 .PHONY: clean
 clean: ## Remove build output.
