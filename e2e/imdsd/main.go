@@ -20,6 +20,7 @@ import (
 	"net/http"
 	"os"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/eksboot/eksboot/imds/imdstest"
@@ -58,19 +59,23 @@ func run(listen, instancePath string, v1 bool) error {
 	if err != nil {
 		return err
 	}
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// The fake reads the path from RequestURI.
-		if loc := datedPrefix.FindStringIndex(r.RequestURI); loc != nil {
-			r.RequestURI = "/latest/" + r.RequestURI[loc[1]:]
-			r.URL.Path = "/latest/" + r.URL.Path[loc[1]:]
-		}
-		fake.ServeHTTP(w, r)
-	})
 	if err := notifyReady(); err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: latest(fake), ReadHeaderTimeout: 10 * time.Second}
 	return srv.Serve(ln)
+}
+
+// latest serves a dated API path (/2021-03-23/meta-data/...) as /latest/....
+func latest(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// imdstest reads the path from RequestURI.
+		if loc := datedPrefix.FindStringIndex(r.RequestURI); loc != nil {
+			r.RequestURI = "/latest/" + r.RequestURI[loc[1]:]
+			r.URL.Path = "/latest/" + strings.TrimPrefix(r.URL.Path[min(loc[1], len(r.URL.Path)):], "/")
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // notifyReady sends READY=1 to systemd when it asked for it (NOTIFY_SOCKET).
