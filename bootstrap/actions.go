@@ -32,8 +32,8 @@ func Actions(n *Node, changes []rootfs.Change) []Action {
 	unitsChanged := false
 	for _, c := range changes {
 		changed[c.Path] = true
-		if strings.HasPrefix(c.Path, "/etc/systemd/system/") {
-			unitsChanged = true
+		if strings.HasPrefix(c.Path, "/etc/systemd/system/") || c.Path == kubeletconf.ManagerEnvironmentPath {
+			unitsChanged = true // unit files, drop-ins and the manager's DefaultEnvironment=
 		}
 	}
 	var acts []Action
@@ -43,7 +43,11 @@ func Actions(n *Node, changes []rootfs.Change) []Action {
 	if n.BPFUnit && changed[pathBPFUnit] {
 		acts = append(acts, Action{"enable", "sys-fs-bpf.mount"}, Action{"start", "sys-fs-bpf.mount"})
 	}
-	containerd := changed[pathContainerdConfig] || changed[pathBaseRuntimeSpec]
+	if changed[kubeletconf.ResolvedDropInPath] {
+		acts = append(acts, Action{"restart", "systemd-resolved.service"}) // before anything resolves names
+	}
+	environment := changed[kubeletconf.ManagerEnvironmentPath]
+	containerd := changed[pathContainerdConfig] || changed[pathBaseRuntimeSpec] || environment || changed[kubeletconf.ContainerdEnvironmentPath]
 	if containerd {
 		acts = append(acts, Action{"enable", "containerd.service"})
 		if n.SandboxImageUnit {
@@ -60,7 +64,7 @@ func Actions(n *Node, changes []rootfs.Change) []Action {
 	}
 	acts = append(acts, Action{"enable", "kubelet.service"})
 	kubelet := containerd
-	for _, p := range []string{pathCA, pathKubeconfig, pathKubeletConfig, pathKubeletUnit, pathArgsDropIn, pathExtraArgsDropIn, pathSandboxUnit, pathCredentialConfig} {
+	for _, p := range []string{pathCA, pathKubeconfig, pathKubeletConfig, pathKubeletUnit, pathArgsDropIn, pathExtraArgsDropIn, pathSandboxUnit, pathCredentialConfig, kubeletconf.KubeletEnvironmentPath} {
 		kubelet = kubelet || changed[p]
 	}
 	if kubelet {

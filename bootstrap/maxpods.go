@@ -9,6 +9,7 @@ import (
 
 	"github.com/eksboot/eksboot/ec2api"
 	"github.com/eksboot/eksboot/maxpods"
+	"github.com/eksboot/eksboot/maxpods/expr"
 )
 
 // pathENIMaxPods is the node's own eni-max-pods.txt: rows for instance types the
@@ -183,5 +184,27 @@ func maxPods(ctx context.Context, c *Config, env *Env, client func() (ec2api.API
 	if a.Result != nil {
 		source += " (" + strings.Join(append([]string{a.Result.Formula}, a.Result.Steps...), "; ") + ")"
 	}
+	if c.MaxPodsExpression != "" {
+		return maxPodsExpression(c.MaxPodsExpression, a, source, warn)
+	}
+	return a.MaxPods, source
+}
+
+// maxPodsExpression evaluates spec.kubelet.maxPodsExpression over the instance type's
+// facts. As nodeadm does, an expression that cannot be evaluated (no facts for the
+// type, a result out of range) leaves the standard max pods, with a warning.
+func maxPodsExpression(e string, a maxpods.Answer, source string, warn func(string)) (int, string) {
+	if a.Facts == nil {
+		warn(fmt.Sprintf("spec.kubelet.maxPodsExpression not evaluated: no ENI facts for the instance type (max pods from %s); using %d", a.Source, a.MaxPods))
+		return a.MaxPods, source
+	}
+	vars, err := expr.VarsFor(*a.Facts)
+	if err == nil {
+		var n int32
+		if n, err = expr.Evaluate(e, vars); err == nil {
+			return int(n), fmt.Sprintf("spec.kubelet.maxPodsExpression %q over %s", e, vars)
+		}
+	}
+	warn(fmt.Sprintf("%v; using the standard max pods %d", err, a.MaxPods))
 	return a.MaxPods, source
 }

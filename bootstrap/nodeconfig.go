@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/eksboot/eksboot/kubeletconf"
+	"github.com/eksboot/eksboot/maxpods/expr"
 	"github.com/eksboot/eksboot/rootfs"
 	"github.com/eksboot/eksboot/userdata"
 )
@@ -105,8 +106,11 @@ func FromNodeConfig(nc *userdata.NodeConfig, s Settings) (*Config, error) {
 	if c.IPFamily == "ipv6" && !c.ServiceIPv6CIDR.IsValid() && len(c.DNSClusterIPs) == 0 {
 		bad("an IPv6 cluster needs spec.cluster.cidr or spec.kubelet.config.clusterDNS to set the cluster DNS address")
 	}
-	if sp.Kubelet.MaxPodsExpression != "" {
-		bad("spec.kubelet.maxPodsExpression: not supported by eksboot; use spec.maxPods (mode, customNetworking, securityGroupsForPods, maxENI, uncapped) or kubelet.config.maxPods")
+	if e := sp.Kubelet.MaxPodsExpression; e != "" {
+		if err := expr.Check(e); err != nil {
+			bad("%v", err) // names spec.kubelet.maxPodsExpression
+		}
+		c.MaxPodsExpression = e
 	}
 
 	// spec.maxPods, eksboot's own: how max pods is worked out.
@@ -142,30 +146,26 @@ func FromNodeConfig(nc *userdata.NodeConfig, s Settings) (*Config, error) {
 	c.BaseRuntimeSpecOverlay = sp.Containerd.BaseRuntimeSpec
 
 	// spec.instance.
-	switch ls := sp.Instance.LocalStorage; ls.Strategy {
-	case "":
-	case "RAID0", "RAID10", "Mount":
-		c.LocalDisks = strings.ToLower(ls.Strategy)
-	default:
-		bad("spec.instance.localStorage.strategy: %q, want RAID0, RAID10 or Mount", ls.Strategy)
-	}
-	if sp.Instance.LocalStorage.MountPath != "" {
-		unsupported("spec.instance.localStorage.mountPath")
-	}
-	if len(sp.Instance.LocalStorage.DisabledMounts) > 0 {
-		unsupported("spec.instance.localStorage.disabledMounts")
-	}
-	for _, svc := range slices.Sorted(maps.Keys(sp.Instance.Environment)) {
-		if len(sp.Instance.Environment[svc]) > 0 {
-			unsupported("spec.instance.environment")
-			break
+	c.LocalDisks = strings.ToLower(sp.Instance.LocalStorage.Strategy)
+	if ls := sp.Instance.LocalStorage; ls.Strategy != "" {
+		if c.LocalDisksArgs, err = kubeletconf.LocalDisksArgs(ls.Strategy, ls.MountPath, ls.DisabledMounts); err != nil {
+			bad("%v", err) // names spec.instance.localStorage.*
 		}
 	}
-	if len(sp.Instance.Network.Nameservers) > 0 || len(sp.Instance.Network.Domains) > 0 {
-		unsupported("spec.instance.network")
+	if c.Environment, err = kubeletconf.InstanceEnvironment(sp.Instance.Environment); err != nil {
+		bad("%v", err) // names spec.instance.environment.<unit>.<NAME>
+	}
+	if c.Resolved, err = kubeletconf.ResolvedConfig(sp.Instance.Network.Nameservers, sp.Instance.Network.Domains); err != nil {
+		bad("%v", err) // names spec.instance.network.*
 	}
 	for _, k := range slices.Sorted(maps.Keys(sp.FeatureGates)) {
-		if sp.FeatureGates[k] {
+		switch on := sp.FeatureGates[k]; {
+		case !kubeletconf.KnownFeatureGate(k):
+			bad("spec.featureGates.%s: no such feature gate (eksboot knows %s)", k, strings.Join(knownGates(), ", "))
+		case !on: // off is every gate's default
+		case k == "InstanceIdNodeName":
+			c.NodeNameFromInstanceID = true
+		default:
 			unsupported("spec.featureGates." + k)
 		}
 	}
@@ -185,6 +185,15 @@ func FromFlags(args []string, getenv func(string) string) (c *Config, help bool,
 	}
 	c, err = Validate(o)
 	return c, false, err
+}
+
+// knownGates lists the feature gates' names.
+func knownGates() []string {
+	var out []string
+	for _, g := range kubeletconf.FeatureGates {
+		out = append(out, g.Name)
+	}
+	return out
 }
 
 func val[T any](p *T, def T) T {

@@ -64,9 +64,9 @@ func TestFromNodeConfigErrorsNameSpecFields(t *testing.T) {
 	yes := true
 	nc := &userdata.NodeConfig{Spec: userdata.Spec{
 		Cluster:      userdata.Cluster{Name: "-c", EnableOutpost: &yes, CertificateAuthority: "dGVzdA==", APIServerEndpoint: "http://x", CIDR: "10.100.0.0"},
-		Instance:     userdata.Instance{LocalStorage: userdata.LocalStorage{Strategy: "RAID5"}, Environment: map[string]map[string]string{"default": {"A": "b"}}},
-		Kubelet:      userdata.Kubelet{MaxPodsExpression: "max_pods", Flags: []string{"--a=b\nc"}},
-		FeatureGates: map[string]bool{"InstanceIdNodeName": true},
+		Instance:     userdata.Instance{LocalStorage: userdata.LocalStorage{Strategy: "RAID5"}, Environment: map[string]map[string]string{"sshd": {"A": "b"}}},
+		Kubelet:      userdata.Kubelet{MaxPodsExpression: "max_pods +", Flags: []string{"--a=b\nc"}},
+		FeatureGates: map[string]bool{"InstanceIdNodeName": true, "FastImagePull": true, "Turbo": false},
 		MaxPods:      userdata.MaxPods{Mode: "lots"},
 	}}
 	_, err := FromNodeConfig(nc, DefaultSettings())
@@ -76,11 +76,13 @@ func TestFromNodeConfigErrorsNameSpecFields(t *testing.T) {
 		`spec.cluster.apiServerEndpoint "http://x": the scheme is not https; want an https URL such as https://0123ABCD.gr7.us-west-2.eks.amazonaws.com; ` +
 		`spec.cluster.cidr "10.100.0.0": want the cluster's service CIDR, such as 10.100.0.0/16 or fd00:10:96::/112; ` +
 		"spec.kubelet.flags[0]: a line break at byte 5 is not allowed; put all arguments on one line; " +
-		"spec.kubelet.maxPodsExpression: not supported by eksboot; use spec.maxPods (mode, customNetworking, securityGroupsForPods, maxENI, uncapped) or kubelet.config.maxPods; " +
+		`spec.kubelet.maxPodsExpression "max_pods +": column 11: Syntax error: mismatched input '<EOF>' expecting {'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}; ` +
+		"want CEL over default_enis, ips_per_eni, max_pods and numbers with + - * / %, == != < <= > >=, && || !, c ? a : b, int() and double(); " +
 		`spec.maxPods.mode "lots": want eni-max-pods, secondary-ip, prefix-delegation or ipv6; ` +
 		`spec.instance.localStorage.strategy: "RAID5", want RAID0, RAID10 or Mount; ` +
-		"spec.instance.environment: not supported by eksboot yet (see docs/compat.md); " +
-		"spec.featureGates.InstanceIdNodeName: not supported by eksboot yet (see docs/compat.md)"
+		"spec.instance.environment.sshd: unknown key, want default, kubelet or containerd; " +
+		"spec.featureGates.FastImagePull: not supported by eksboot yet (see docs/compat.md); " +
+		"spec.featureGates.Turbo: no such feature gate (eksboot knows InstanceIdNodeName, FastImagePull, OSManagedNoManageENIs)"
 	if err == nil || err.Error() != want {
 		t.Errorf("error %v\nwant  %s", err, want)
 	}

@@ -126,6 +126,14 @@ func Compute(c *Config, f *Facts) (*Node, error) {
 		{Path: pathKubeletUnit, Data: assets.KubeletService, Mode: 0o644},
 		{Path: pathArgsDropIn, Data: argsDropIn, Mode: 0o644},
 	}
+	for _, e := range c.Environment {
+		if e.Data != nil {
+			n.Files = append(n.Files, rootfs.File{Path: e.Path, Data: e.Data, Mode: 0o644})
+		}
+	}
+	if c.Resolved != nil {
+		n.Files = append(n.Files, rootfs.File{Path: kubeletconf.ResolvedDropInPath, Data: c.Resolved, Mode: 0o644})
+	}
 	if baseSpec != nil {
 		n.Files = append(n.Files, rootfs.File{Path: pathBaseRuntimeSpec, Data: baseSpec, Mode: 0o644})
 	}

@@ -8,11 +8,13 @@ import (
 	"os"
 	"path"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"go.uber.org/zap"
 
+	"github.com/eksboot/eksboot/kubeletconf"
 	"github.com/eksboot/eksboot/rootfs"
 )
 
@@ -169,15 +171,15 @@ func printDryRun(w io.Writer, changes []rootfs.Change, acts []Action, noRestart 
 // localDisks runs the node image's setup-local-disks helper for --local-disks, as
 // bootstrap.sh does. It only makes sense on the node itself (--root /).
 func localDisks(ctx context.Context, c *Config, env *Env) error {
-	if c.LocalDisks == "" || c.LocalDisks == "none" {
+	if c.LocalDisksArgs == nil {
 		return nil
 	}
-	if env.Root.Dir() != "/" {
-		env.Log.Warn("--local-disks skipped: instance-store disks are set up only on the node itself (--root /)", zap.String("mode", c.LocalDisks))
+	if !env.OnNode() {
+		env.Log.Warn("local disks skipped: instance-store disks are set up only on the node itself (--root /)", zap.Strings("args", c.LocalDisksArgs))
 		return nil
 	}
-	if err := env.Command(ctx, "setup-local-disks", c.LocalDisks); err != nil {
-		return fmt.Errorf("--local-disks %s: setup-local-disks: %w", c.LocalDisks, err)
+	if err := env.Command(ctx, kubeletconf.LocalDisksHelper, c.LocalDisksArgs...); err != nil {
+		return fmt.Errorf("local disks: %s %s: %w", kubeletconf.LocalDisksHelper, strings.Join(c.LocalDisksArgs, " "), err)
 	}
 	return nil
 }

@@ -71,6 +71,17 @@ type Config struct {
 	// KubeletVerbosityGiven: spec.kubelet.config.logging.verbosity is set, so
 	// eksboot's own --v=2 is not passed (a flag would win over the config).
 	KubeletVerbosityGiven bool
+	// LocalDisksArgs are the arguments of the image's setup-local-disks helper
+	// (--local-disks, spec.instance.localStorage); nil: it does not run.
+	LocalDisksArgs []string
+	// Environment are spec.instance.environment's systemd files (the manager's
+	// DefaultEnvironment=, kubelet's and containerd's Environment=); a file with no
+	// data is not written.
+	Environment []kubeletconf.EnvironmentFile
+	// Resolved is spec.instance.network's systemd-resolved drop-in (nil: none).
+	Resolved []byte
+	// MaxPodsExpression is spec.kubelet.maxPodsExpression (CEL), checked.
+	MaxPodsExpression string
 	// NodeNameFromInstanceID: the node is named by its instance ID
 	// (spec.featureGates.InstanceIdNodeName), with no ec2:DescribeInstances.
 	NodeNameFromInstanceID bool
@@ -257,7 +268,9 @@ func Validate(o Options) (*Config, error) {
 	}
 
 	switch o.LocalDisks {
-	case "", "mount", "raid0", "raid10", "none":
+	case "", "none":
+	case "mount", "raid0", "raid10":
+		c.LocalDisksArgs = []string{o.LocalDisks}
 	default:
 		bad("--local-disks %q: want mount, raid0, raid10 or none", o.LocalDisks)
 	}

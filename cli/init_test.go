@@ -206,3 +206,52 @@ func TestInitContainerdConfig(t *testing.T) {
 		t.Errorf("bad TOML wrote files: %d", len(tree))
 	}
 }
+
+// TestInitInstanceSchema: the rest of nodeadm's schema reaches the node: two parts'
+// spec.containerd.config merged as TOML (both kept), spec.instance.environment as
+// systemd files, spec.instance.network as a resolved drop-in, InstanceIdNodeName as
+// the node name, logging.verbosity instead of eksboot's --v=2, and
+// spec.kubelet.maxPodsExpression over the instance type's facts (m5.large: max_pods
+// 29, so 27), which sizes kubeReserved while the sample's kubelet.config.maxPods 110
+// stays the kubelet's, as in nodeadm.
+func TestInitInstanceSchema(t *testing.T) {
+	offline(t)
+	part := func(spec string) string { return "apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec:\n" + spec }
+	dropIns := map[string]string{
+		"20-cdi.yaml":    part("  containerd:\n    config: |\n      [plugins.'io.containerd.cri.v1.runtime']\n      enable_cdi = true\n"),
+		"30-mirror.yaml": part("  containerd:\n    config: |\n      [plugins.'io.containerd.cri.v1.images'.registry]\n      config_path = '/etc/containerd/certs.d'\n"),
+		"40-env.yaml":    part("  instance:\n    environment:\n      default: {HTTPS_PROXY: 'http://proxy:3128'}\n      kubelet: {GODEBUG: 'x509negativeserial=1'}\n    network:\n      nameservers: [10.0.0.2]\n      domains: [corp.example]\n"),
+		"50-gates.yaml":  part("  featureGates: {InstanceIdNodeName: true}\n  kubelet:\n    maxPodsExpression: 'max_pods - 2'\n    config: {logging: {verbosity: 5}}\n"),
+	}
+	code, stderr, dir := initWith(t, nodeConfig(t, "10-nodeadm-plain-nodeconfig.userdata"), dropIns, "--image-profile", "al2023")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	tree, err := readTree(dir)
+	must(t, err)
+	for path, wants := range map[string][]string{
+		"/etc/containerd/config.toml":                                {"enable_cdi = true", "config_path = '/etc/containerd/certs.d'"},
+		"/etc/systemd/system.conf.d/environment.conf":                {`DefaultEnvironment="HTTPS_PROXY=http://proxy:3128"`},
+		"/etc/systemd/system/kubelet.service.d/environment.conf":     {`Environment="GODEBUG=x509negativeserial=1"`},
+		"/run/systemd/resolved.conf.d/40-eks.conf":                   {"DNS=10.0.0.2", "Domains=corp.example"},
+		"/etc/systemd/system/kubelet.service.d/10-kubelet-args.conf": {"--hostname-override=i-0123456789abcdef0 "},
+		"/etc/kubernetes/kubelet/kubelet-config.json":                {`"maxPods": 110,`, `"memory": "552Mi"`, `"verbosity": 5`}, // config.maxPods wins; kubeReserved is for the expression's 27
+		"/etc/systemd/system/containerd.service.d/environment.conf":  nil,                                                        // no containerd key: no file
+	} {
+		got, ok := tree[path]
+		if wants == nil {
+			if ok {
+				t.Errorf("%s written:\n%s", path, got)
+			}
+			continue
+		}
+		for _, want := range wants {
+			if !strings.Contains(string(got), want) {
+				t.Errorf("%s lacks %s:\n%s", path, want, got)
+			}
+		}
+	}
+	if args := string(tree["/etc/systemd/system/kubelet.service.d/10-kubelet-args.conf"]); strings.Contains(args, "--v=") {
+		t.Errorf("--v passed though logging.verbosity is set: %s", args)
+	}
+}
