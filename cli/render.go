@@ -125,6 +125,9 @@ func render(raw []byte, instanceType, region string, kubeletVersion kubeletconf.
 	if err != nil {
 		return nil, "", "", fmt.Errorf("%s: %w", req.From, err)
 	}
+	if args := req.Config.LocalDisksArgs; args != nil {
+		log.Warn("on the node, the instance-store disks are set up first: " + kubeletconf.LocalDisksHelper + " " + strings.Join(args, " ") + " (render does not run it)")
+	}
 	tree := map[string][]byte{}
 	for _, f := range n.Files {
 		tree[f.Path] = f.Data
