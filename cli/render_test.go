@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"encoding/base64"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,6 +26,10 @@ func TestRenderCommand(t *testing.T) {
 		{"nodeconfig", []string{"--user-data", sample, "--instance-type", "m5.large"}, 0, "\"maxPods\": 29,"},
 		{"other type and region", []string{"--user-data", filepath.Join(sampleDir, "11-terraform-cloudinit-al2023-mime.userdata"), "--instance-type", "c5.4xlarge", "--region", "eu-west-1"}, 0, "\"maxPods\": 234,"},
 		{"the CA is not printed", []string{"--user-data", sample, "--instance-type", "m5.large"}, 0, "==> /etc/kubernetes/pki/ca.crt: the cluster CA, 1115 bytes, sha256 "},
+		{"al2023 image", []string{"--user-data", sample, "--instance-type", "m5.large", "--image-profile", "al2023", "--kubelet-version", "1.35.1"}, 0, "sandbox = 'localhost/kubernetes/pause:latest'"},
+		{"al2023 kubelet 1.35 flags", []string{"--user-data", sample, "--instance-type", "m5.large", "--image-profile", "al2023", "--kubelet-version", "1.35.1"}, 0, "--cloud-provider=external --runtime-cgroups=/runtime.slice/containerd.service"},
+		{"bad profile", []string{"--user-data", sample, "--instance-type", "m5.large", "--image-profile", "al3"}, 2, `--image-profile "al3": want al2 or al2023`},
+		{"bad kubelet version", []string{"--user-data", sample, "--instance-type", "m5.large", "--kubelet-version", "latest"}, 2, `--kubelet-version "latest"`},
 		{"no type", []string{"--user-data", sample}, 2, "give --user-data FILE and --instance-type TYPE"},
 		{"bad type", []string{"--user-data", sample, "--instance-type", "m5.large;rm"}, 2, "--instance-type"},
 		{"missing file", []string{"--user-data", filepath.Join(dir, "nope"), "--instance-type", "m5.large"}, 2, "no such file"},
@@ -50,5 +55,23 @@ func TestRenderCommand(t *testing.T) {
 				t.Errorf("exit %d, want %d with %q in\n%s", code, tc.code, tc.want, out)
 			}
 		})
+	}
+}
+
+// TestRenderReportsLocalDisks: render runs no helper, but says that the node sets up
+// its instance-store disks before anything else.
+func TestRenderReportsLocalDisks(t *testing.T) {
+	ca, err := os.ReadFile("../testdata/golden/01-m5large-usw2-vpc192/etc/kubernetes/pki/ca.crt")
+	must(t, err)
+	p := filepath.Join(t.TempDir(), "d.sh")
+	script := "#!/bin/bash\n/etc/eks/bootstrap.sh c --b64-cluster-ca " + base64.StdEncoding.EncodeToString(ca) +
+		" --apiserver-endpoint https://x.example.com --local-disks raid0\n"
+	must(t, os.WriteFile(p, []byte(script), 0o644))
+	var stdout, stderr bytes.Buffer
+	if code := Main([]string{"eksboot", "render", "--user-data", p, "--instance-type", "m5.large"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "setup-local-disks raid0 (render does not run it)") {
+		t.Errorf("stderr does not report the local disks:\n%s", stderr.String())
 	}
 }
