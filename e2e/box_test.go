@@ -30,6 +30,7 @@ type box struct {
 	leader  int // PID of the box's systemd, as the host sees it
 	console *os.File
 	boots   int
+	cgroups []string // the box's own cgroups, one per hierarchy
 }
 
 func newBox(t *testing.T, name, base string) *box {
@@ -110,7 +111,18 @@ func (b *box) boot(ctx context.Context) string {
 	for _, s := range kernelSettings {
 		args = append(args, "--bind-ro=/etc/e2e/sysctl/"+filepath.Base(s.path)+":"+s.path)
 	}
-	b.nspawn = exec.Command("systemd-nspawn", args...)
+	// A cgroup of its own in every hierarchy: with --keep-unit the box's systemd
+	// works in nspawn's own cgroup, so boxes started side by side from this process
+	// would share their units' cgroups (one box's stop removed another's
+	// system.slice/containerd.service, which then failed to start).
+	cgroups, err := ownCgroups(b.name)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	b.cgroups = cgroups
+	b.nspawn = exec.Command("sh", append([]string{"-c",
+		`for d in $E2E_CGROUPS; do echo $$ >"$d/cgroup.procs" || exit 1; done; exec systemd-nspawn "$@"`, "sh"}, args...)...)
+	b.nspawn.Env = append(os.Environ(), "E2E_CGROUPS="+strings.Join(cgroups, " "))
 	b.nspawn.Stdout = console
 	b.nspawn.Stderr = console
 	b.nspawn.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -154,7 +166,13 @@ func (b *box) stop() {
 	if b.nspawn == nil || b.nspawn.Process == nil {
 		return
 	}
-	defer func() { b.nspawn = nil; b.console.Close() }()
+	defer func() {
+		b.nspawn = nil
+		b.console.Close()
+		for _, d := range b.cgroups {
+			removeCgroup(d)
+		}
+	}()
 	select {
 	case <-b.exited:
 		return
@@ -264,6 +282,85 @@ func childOf(pid int) int {
 		return child
 	}
 	return 0
+}
+
+// ownCgroups makes a cgroup named eksboot-e2e-<name> under this process's cgroup in
+// every cgroup hierarchy mounted here and returns their folders.
+func ownCgroups(name string) ([]string, error) {
+	self, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return nil, err
+	}
+	paths := map[string]string{} // "memory", "name=systemd", "" (v2) -> path
+	for _, l := range strings.Split(strings.TrimSpace(string(self)), "\n") {
+		if f := strings.SplitN(l, ":", 3); len(f) == 3 {
+			for _, c := range strings.Split(f[1], ",") {
+				paths[c] = f[2]
+			}
+		}
+	}
+	mounts, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return nil, err
+	}
+	var dirs []string
+	for _, l := range strings.Split(strings.TrimSpace(string(mounts)), "\n") {
+		pre, post, ok := strings.Cut(l, " - ")
+		f, g := strings.Fields(pre), strings.Fields(post)
+		if !ok || len(f) < 5 || len(g) < 3 {
+			continue
+		}
+		root, point := f[3], f[4]
+		var path string
+		switch g[0] {
+		case "cgroup2":
+			path, ok = paths[""]
+		case "cgroup":
+			for _, opt := range strings.Split(g[2], ",") {
+				if p, found := paths[opt]; found {
+					path, ok = p, true
+				}
+			}
+		default:
+			continue
+		}
+		if !ok {
+			continue
+		}
+		rel, inside := strings.CutPrefix(path, strings.TrimSuffix(root, "/"))
+		if !inside {
+			continue
+		}
+		dir := filepath.Join(point, rel, "eksboot-e2e-"+name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("cgroup of the box: %w", err)
+		}
+		// cpuset v1: a cgroup takes no process until it has CPUs and memory nodes.
+		for _, k := range []string{"cpuset.cpus", "cpuset.mems"} {
+			if v, err := os.ReadFile(filepath.Join(filepath.Dir(dir), k)); err == nil {
+				if err := os.WriteFile(filepath.Join(dir, k), v, 0o644); err != nil {
+					return nil, fmt.Errorf("cgroup of the box: %s: %w", k, err)
+				}
+			}
+		}
+		dirs = append(dirs, dir)
+	}
+	return dirs, nil
+}
+
+// removeCgroup removes a cgroup and the cgroups under it (empty once the box is
+// off), deepest first.
+func removeCgroup(dir string) {
+	var all []string
+	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			all = append(all, p)
+		}
+		return nil
+	})
+	for i := len(all) - 1; i >= 0; i-- {
+		_ = os.Remove(all[i])
+	}
 }
 
 // kernelSettings are the kernel settings the kubelet checks (protectKernelDefaults)
