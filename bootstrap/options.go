@@ -231,6 +231,9 @@ func NewFlagSet(name string, o *Options) *pflag.FlagSet {
 func Parse(args []string, getenv func(string) string) (Options, error) {
 	var o Options
 	fs := NewFlagSet("bootstrap", &o)
+	if err := flagAsValue(fs, args); err != nil {
+		return o, err
+	}
 	if err := fs.Parse(args); err != nil {
 		return o, usagef("%s", strings.TrimSpace(err.Error()))
 	}
@@ -255,6 +258,42 @@ func Parse(args []string, getenv func(string) string) (Options, error) {
 		return o, usagef("too many arguments %q: want one CLUSTER_NAME (flags take one value each; quote values that contain spaces)", pos)
 	}
 	return o, nil
+}
+
+// flagAsValue reports each flag of fs that takes a value but is followed by another
+// of fs's flags, as an unquoted empty variable gives (--dns-cluster-ip $DNS
+// --use-max-pods false): pflag would take the second flag as the value and leave its
+// own value as a stray argument. A value such as --kubelet-extra-args'
+// "--max-pods=58" is not one of fs's flags and passes.
+func flagAsValue(fs *pflag.FlagSet, args []string) error {
+	known := func(word string) (*pflag.Flag, bool) {
+		name, ok := strings.CutPrefix(word, "--")
+		if !ok {
+			return nil, false
+		}
+		name, _, _ = strings.Cut(name, "=")
+		f := fs.Lookup(name)
+		return f, f != nil
+	}
+	var problems []string
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] == "--" {
+			break
+		}
+		f, ok := known(args[i])
+		if !ok || strings.Contains(args[i], "=") || f.NoOptDefVal != "" {
+			continue // not a flag, a flag with its value attached, or a flag without one
+		}
+		if next, ok := known(args[i+1]); ok {
+			problems = append(problems, fmt.Sprintf("--%s: got the flag --%s as its value (an empty variable?); give a value or leave the flag out", f.Name, next.Name))
+			continue // the next word is a flag: scan it as one
+		}
+		i++ // the word after a value flag is its value
+	}
+	if len(problems) > 0 {
+		return &UsageError{msg: strings.Join(problems, "; ")}
+	}
+	return nil
 }
 
 // Usage writes the bootstrap command's help text.

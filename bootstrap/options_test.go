@@ -110,3 +110,40 @@ func TestUsageListsEveryBootstrapFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestParseFlagGivenAsAValue checks that a value flag followed by another flag, what
+// an unquoted empty variable gives, is reported naming both, not as "too many
+// arguments"; a value that merely starts with -- is still a value.
+func TestParseFlagGivenAsAValue(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string // "" for no error
+	}{
+		{"empty DNS IP", []string{"c", "--dns-cluster-ip", "--use-max-pods", "false"},
+			"--dns-cluster-ip: got the flag --use-max-pods as its value (an empty variable?); give a value or leave the flag out"},
+		{"empty CA before an equals flag", []string{"--b64-cluster-ca", "--apiserver-endpoint=https://x.example.com", "c"},
+			"--b64-cluster-ca: got the flag --apiserver-endpoint as its value (an empty variable?); give a value or leave the flag out"},
+		{"empty eksboot flag", []string{"c", "--root", "--dry-run"},
+			"--root: got the flag --dry-run as its value (an empty variable?); give a value or leave the flag out"},
+		{"two in a row", []string{"c", "--b64-cluster-ca", "--apiserver-endpoint", "--dns-cluster-ip", "10.0.0.10"},
+			"--b64-cluster-ca: got the flag --apiserver-endpoint as its value (an empty variable?); give a value or leave the flag out; " +
+				"--apiserver-endpoint: got the flag --dns-cluster-ip as its value (an empty variable?); give a value or leave the flag out"},
+		{"extra args that start with --", []string{"c", "--kubelet-extra-args", "--max-pods=58 --node-labels=a=b", "--use-max-pods", "false"}, ""},
+		{"extra args that are one kubelet flag", []string{"c", "--kubelet-extra-args", "--v=4"}, ""},
+		{"bool flag before a flag", []string{"c", "--dry-run", "--use-max-pods", "false"}, ""},
+		{"after --", []string{"--", "c"}, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse(tc.args, noEnv)
+			var ue *UsageError
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("error %v, want none", err)
+			case tc.want != "" && (err == nil || err.Error() != tc.want || !errors.As(err, &ue)):
+				t.Errorf("error %v,\nwant UsageError %q", err, tc.want)
+			}
+		})
+	}
+}
