@@ -23,6 +23,9 @@ const maxSymlinks = 40
 // Root is a directory that stands for "/" of the node.
 type Root struct {
 	dir string
+	// owns is set when the process runs as root: then every file written is owned by
+	// root:root, and a file with another owner is a change (Plan) that Apply repairs.
+	owns bool
 }
 
 // New returns the Root for dir, which must be an existing directory.
@@ -38,7 +41,7 @@ func New(dir string) (*Root, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("root %q: not a directory", dir)
 	}
-	return &Root{dir: abs}, nil
+	return &Root{dir: abs, owns: os.Geteuid() == 0}, nil
 }
 
 // Dir returns the root directory as an absolute host path.
@@ -123,16 +126,6 @@ func climbsOut(dir, target string) bool {
 // host joins a clean absolute node path to the root directory.
 func (r *Root) host(nodePath string) string {
 	return filepath.Join(r.dir, filepath.FromSlash(nodePath))
-}
-
-// ReadFile reads the node file p. A missing file is reported with an error that
-// satisfies errors.Is(err, fs.ErrNotExist).
-func (r *Root) ReadFile(p string) ([]byte, error) {
-	hp, err := r.Resolve(p)
-	if err != nil {
-		return nil, err
-	}
-	return os.ReadFile(hp)
 }
 
 // Stat returns the file info of the node file p, following symlinks inside the root.
