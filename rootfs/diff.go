@@ -34,7 +34,11 @@ func (c Change) Diff() string {
 		return fmt.Sprintf("--- %s\n+++ %s\n(diff unavailable: %v)\n", from, to, err)
 	}
 	if text == "" && c.Old != nil && !c.Remove {
-		text = fmt.Sprintf("--- %s\n+++ %s\n(content unchanged; mode becomes %04o)\n", from, to, c.Mode)
+		what := fmt.Sprintf("mode becomes %04o", c.Mode)
+		if c.Chown {
+			what = fmt.Sprintf("owner %d:%d becomes 0:0 (root:root), mode %04o", c.OldUID, c.OldGID, c.Mode)
+		}
+		text = fmt.Sprintf("--- %s\n+++ %s\n(content unchanged; %s)\n", from, to, what)
 	}
 	return text
 }

@@ -102,23 +102,6 @@ func TestPlanApplyIsIdempotent(t *testing.T) {
 	}
 }
 
-func TestStaleTempsAreRemoved(t *testing.T) {
-	r := newRoot(t)
-	dir := filepath.Join(r.Dir(), "etc")
-	must(t, os.MkdirAll(dir, 0o755))
-	stale := filepath.Join(dir, ".kubelet.conf.eksboot-123")
-	other := filepath.Join(dir, ".other.conf.eksboot-456")
-	must(t, os.WriteFile(stale, []byte("half"), 0o600))
-	must(t, os.WriteFile(other, []byte("half"), 0o600))
-	must(t, r.WriteFile("/etc/kubelet.conf", []byte("whole\n"), 0o644))
-	if _, err := os.Stat(stale); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("stale temporary file of kubelet.conf left: %v", err)
-	}
-	if _, err := os.Stat(other); err != nil {
-		t.Errorf("another file's temporary file was removed: %v", err)
-	}
-}
-
 func TestDiffRedactsSecrets(t *testing.T) {
 	c := Change{Path: "/etc/kubernetes/pki/ca.crt", New: []byte("-----BEGIN CERTIFICATE-----\nMIIB\n"), Mode: 0o644, Secret: true}
 	d := c.Diff()
@@ -138,22 +121,5 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
-	}
-}
-
-func TestApplyReportsEveryFailure(t *testing.T) {
-	r := newRoot(t)
-	must(t, os.WriteFile(filepath.Join(r.Dir(), "blocker"), []byte("a file, not a folder"), 0o644))
-	changes := []Change{
-		{Path: "/etc/ok", New: []byte("ok\n"), Mode: 0o644},
-		{Path: "/blocker/one", New: []byte("x"), Mode: 0o644},
-		{Path: "/blocker/two", New: []byte("y"), Mode: 0o644},
-	}
-	err := r.Apply(changes)
-	if err == nil || !strings.Contains(err.Error(), "/blocker/one") || !strings.Contains(err.Error(), "/blocker/two") {
-		t.Fatalf("err = %v, want both failed writes named", err)
-	}
-	if b, err := os.ReadFile(filepath.Join(r.Dir(), "etc/ok")); err != nil || string(b) != "ok\n" {
-		t.Errorf("the good file: %q, %v", b, err)
 	}
 }

@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
+	"syscall"
 )
 
 // File is a file that eksboot owns on the node: its node path, its full content and its
@@ -34,150 +38,224 @@ type Change struct {
 	Remove bool
 	// Secret marks content that must never be printed.
 	Secret bool
+	// Chown is set when the file exists with another owner than root:root (OldUID and
+	// OldGID), which Apply repairs. Only a Root used as root manages owners.
+	Chown          bool
+	OldUID, OldGID int
 }
 
 // Created reports whether the change creates a file that does not exist yet.
 func (c Change) Created() bool { return c.Old == nil && !c.Remove }
 
 // Plan compares the wanted files, and the paths that must not exist, with what is under
-// the root, and returns only the changes: files whose bytes or mode differ, and
-// unwanted files that exist. It writes nothing.
+// the root, and returns only the changes: files whose bytes, mode or owner (root:root,
+// when eksboot runs as root) differ, and unwanted files that exist. It writes nothing.
 func (r *Root) Plan(files []File, remove []string) ([]Change, error) {
 	var changes []Change
 	for _, f := range files {
-		old, mode, err := r.current(f.Path)
+		cur, err := r.current(f.Path)
 		if err != nil {
 			return nil, err
 		}
-		if old != nil && bytes.Equal(old, f.Data) && mode == f.Mode.Perm() {
+		chown := cur.data != nil && r.owns && (cur.uid != 0 || cur.gid != 0)
+		if cur.data != nil && bytes.Equal(cur.data, f.Data) && cur.mode == f.Mode.Perm() && !chown {
 			continue
 		}
 		data := f.Data
 		if data == nil {
 			data = []byte{}
 		}
-		changes = append(changes, Change{Path: f.Path, Old: old, New: data, Mode: f.Mode.Perm(), Secret: f.Secret})
+		changes = append(changes, Change{Path: f.Path, Old: cur.data, New: data, Mode: f.Mode.Perm(), Secret: f.Secret,
+			Chown: chown, OldUID: cur.uid, OldGID: cur.gid})
 	}
 	for _, p := range remove {
-		old, _, err := r.current(p)
+		cur, err := r.current(p)
 		if err != nil {
 			return nil, err
 		}
-		if old != nil {
-			changes = append(changes, Change{Path: p, Old: old, Remove: true})
+		if cur.data != nil {
+			changes = append(changes, Change{Path: p, Old: cur.data, Remove: true})
 		}
 	}
 	return changes, nil
 }
 
-// current returns the content and mode of the node file p, or nil when it is missing.
-func (r *Root) current(p string) ([]byte, fs.FileMode, error) {
-	hp, err := r.Resolve(p)
-	if err != nil {
-		return nil, 0, err
-	}
-	st, err := os.Stat(hp)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, 0, nil
-	}
-	if err != nil {
-		return nil, 0, fmt.Errorf("%s: %w", p, err)
-	}
-	if !st.Mode().IsRegular() {
-		return nil, 0, fmt.Errorf("%s: not a regular file", p)
-	}
-	data, err := os.ReadFile(hp)
-	if err != nil {
-		return nil, 0, fmt.Errorf("%s: %w", p, err)
-	}
-	return data, st.Mode().Perm(), nil
+// state is what is under the root at a node path: data is nil when the file is missing.
+type state struct {
+	data     []byte
+	mode     fs.FileMode
+	uid, gid int
 }
 
-// Apply carries out the changes, each one atomically, all at once: every file is
-// written to its temporary file, synced and renamed in parallel, then each directory
-// that changed is synced once, again in parallel, so the renames survive a crash.
-// (Parallel syncs share the file system's journal commits instead of waiting for one
-// each.) An error leaves every file either as it was or entirely new; the errors of
-// all failed changes are joined.
+// current returns the content, mode and owner of the node file p (nil content when it
+// is missing). It reads as ReadFile does: regular files only, through DefaultReadLimit.
+func (r *Root) current(p string) (state, error) {
+	hp, err := r.Resolve(p)
+	if err != nil {
+		return state{}, err
+	}
+	if _, err := os.Stat(hp); errors.Is(err, fs.ErrNotExist) {
+		return state{}, nil
+	}
+	f, err := openRegular(hp, p)
+	if err != nil {
+		return state{}, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return state{}, fmt.Errorf("read %s: %w", p, unwrapPath(err))
+	}
+	data, err := io.ReadAll(io.LimitReader(f, DefaultReadLimit+1))
+	if err != nil {
+		return state{}, fmt.Errorf("read %s: %w", p, unwrapPath(err))
+	}
+	if len(data) > DefaultReadLimit {
+		return state{}, fmt.Errorf("read %s: larger than the %d bytes allowed; remove it and run again", p, DefaultReadLimit)
+	}
+	s := state{data: data, mode: st.Mode().Perm()}
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+		s.uid, s.gid = int(sys.Uid), int(sys.Gid)
+	}
+	return s, nil
+}
+
+// staged is a new file written, synced and closed under its temporary name, waiting
+// for its rename.
+type staged struct {
+	path, host, tmp string
+}
+
+// Apply carries out the changes as one node update, in three phases:
+//
+//  1. Stage: every new file is written to a temporary file next to its target
+//     (".<name>.eksboot-<pid>-<random>"), given its mode and owner, and synced, all in
+//     parallel. If any of them fails (a full disk, a directory that cannot be made),
+//     every temporary file is removed and nothing else has been touched: every file is
+//     as it was, and the files to remove are still there.
+//  2. Replace: only then are the temporary files renamed over their targets, one after
+//     the other in the order of changes, and each directory that changed is synced
+//     once (in parallel: the syncs share the file system's journal commits).
+//  3. Remove: only when every rename is done and synced are the files to remove
+//     unlinked, and their directories synced.
+//
+// Each file is always whole, old or new. A process killed during phase 1 leaves the
+// old node (and temporary files, which the next run removes); killed during phase 2 it
+// leaves the first renames done and the rest old (N renames cannot be atomic
+// together); killed during phase 3, every file new and some removals not done. A rerun
+// completes the node. The errors of all failed changes are joined.
 func (r *Root) Apply(changes []Change) error {
-	dirs := make([]string, len(changes))
+	// Phase 1: stage.
+	stages := make([]*staged, len(changes))
 	errs := make([]error, len(changes))
 	var wg sync.WaitGroup
 	for i, c := range changes {
-		wg.Go(func() {
-			if c.Remove {
-				dirs[i], errs[i] = r.removeFile(c.Path)
-			} else {
-				dirs[i], errs[i] = r.replace(c.Path, c.New, c.Mode)
-			}
-		})
-	}
-	wg.Wait()
-	dirErrs := make([]error, len(changes))
-	synced := map[string]bool{}
-	for i, dir := range dirs {
-		if dir == "" || synced[dir] {
+		if c.Remove {
+			_, errs[i] = r.Resolve(c.Path)
 			continue
 		}
-		synced[dir] = true
-		wg.Go(func() { dirErrs[i] = syncDir(dir, changes[i].Path) })
+		wg.Go(func() { stages[i], errs[i] = r.stage(c.Path, c.New, c.Mode) })
 	}
 	wg.Wait()
-	return errors.Join(append(errs, dirErrs...)...)
-}
-
-// WriteFile replaces the node file p with data atomically: the data goes to a
-// temporary file in the same directory, which is synced, given its mode and renamed over
-// p; then the directory is synced so the rename survives a crash. Missing parent
-// directories are created with mode 0755.
-func (r *Root) WriteFile(p string, data []byte, mode fs.FileMode) error {
-	dir, err := r.replace(p, data, mode)
-	if err != nil {
+	if err := errors.Join(errs...); err != nil {
+		for _, s := range stages {
+			if s != nil {
+				_ = os.Remove(s.tmp)
+			}
+		}
 		return err
 	}
-	return syncDir(dir, p)
+
+	// Phase 2: replace.
+	var dirs []string
+	var renameErr error
+	for i, s := range stages {
+		if s == nil {
+			continue
+		}
+		if renameErr != nil {
+			_ = os.Remove(s.tmp)
+			continue
+		}
+		if err := os.Rename(s.tmp, s.host); err != nil {
+			_ = os.Remove(s.tmp)
+			renameErr = fmt.Errorf("write %s: %w (the files before it in this run are new, it and the rest are old; nothing was removed)", changes[i].Path, unwrapLink(err))
+			continue
+		}
+		dirs = append(dirs, filepath.Dir(s.host))
+	}
+	if err := errors.Join(renameErr, syncDirs(dirs)); err != nil {
+		return err
+	}
+
+	// Phase 3: remove.
+	dirs = nil
+	var rmErrs []error
+	for _, c := range changes {
+		if !c.Remove {
+			continue
+		}
+		dir, err := r.removeFile(c.Path)
+		rmErrs = append(rmErrs, err)
+		if dir != "" {
+			dirs = append(dirs, dir)
+		}
+	}
+	return errors.Join(append(rmErrs, syncDirs(dirs))...)
 }
 
-// replace is WriteFile without the sync of the directory, which it returns (as a host
-// path) for the caller to sync.
-func (r *Root) replace(p string, data []byte, mode fs.FileMode) (string, error) {
+// WriteFile replaces the node file p with data atomically (Apply with one change): the
+// data goes to a temporary file in the same directory, which is synced, given its mode
+// (and owner root:root, when run as root) and renamed over p; then the directory is
+// synced so the rename survives a crash. Missing parent directories are created with
+// mode 0755.
+func (r *Root) WriteFile(p string, data []byte, mode fs.FileMode) error {
+	return r.Apply([]Change{{Path: p, New: data, Mode: mode}})
+}
+
+// stage writes data to a new temporary file next to the node file p, with its mode
+// (and owner), synced and closed, and returns it for the rename. On error nothing is
+// left behind.
+func (r *Root) stage(p string, data []byte, mode fs.FileMode) (*staged, error) {
 	hp, err := r.Resolve(p)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	dir := filepath.Dir(hp)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("write %s: %w", p, err)
+		return nil, fmt.Errorf("write %s: %w", p, unwrapPath(err))
 	}
 	removeStaleTemps(dir, filepath.Base(hp))
-	tmp, err := os.CreateTemp(dir, tempPrefix(filepath.Base(hp))+"*")
+	tmp, err := os.CreateTemp(dir, tempPrefix(filepath.Base(hp))+strconv.Itoa(os.Getpid())+"-*")
 	if err != nil {
-		return "", fmt.Errorf("write %s: %w", p, err)
+		return nil, fmt.Errorf("write %s: %w", p, unwrapPath(err))
 	}
-	committed := false
+	ok := false
 	defer func() {
-		if !committed {
+		if !ok {
 			_ = tmp.Close()
 			_ = os.Remove(tmp.Name())
 		}
 	}()
 	if _, err := tmp.Write(data); err != nil {
-		return "", fmt.Errorf("write %s: %w", p, err)
+		return nil, fmt.Errorf("write %s: %w", p, unwrapPath(err))
 	}
 	if err := tmp.Chmod(mode.Perm()); err != nil {
-		return "", fmt.Errorf("write %s: %w", p, err)
+		return nil, fmt.Errorf("write %s: %w", p, unwrapPath(err))
+	}
+	if r.owns {
+		if err := tmp.Chown(0, 0); err != nil {
+			return nil, fmt.Errorf("write %s: chown root:root: %w", p, unwrapPath(err))
+		}
 	}
 	if err := tmp.Sync(); err != nil {
-		return "", fmt.Errorf("write %s: sync: %w", p, err)
+		return nil, fmt.Errorf("write %s: sync: %w", p, unwrapPath(err))
 	}
 	if err := tmp.Close(); err != nil {
-		return "", fmt.Errorf("write %s: %w", p, err)
+		return nil, fmt.Errorf("write %s: %w", p, unwrapPath(err))
 	}
-	if err := os.Rename(tmp.Name(), hp); err != nil {
-		return "", fmt.Errorf("write %s: %w", p, err)
-	}
-	committed = true
-	return dir, nil
+	ok = true
+	return &staged{path: p, host: hp, tmp: tmp.Name()}, nil
 }
 
 // removeFile deletes the node file p and returns its directory for the caller to
@@ -192,7 +270,7 @@ func (r *Root) removeFile(p string) (string, error) {
 		return "", nil
 	}
 	if err != nil {
-		return "", fmt.Errorf("remove %s: %w", p, err)
+		return "", fmt.Errorf("remove %s: %w", p, unwrapPath(err))
 	}
 	return filepath.Dir(hp), nil
 }
@@ -209,20 +287,44 @@ func (r *Root) MkdirAll(p string) error {
 	return nil
 }
 
-// tempPrefix is the name prefix of the temporary files that WriteFile renames over base.
+// tempPrefix is the name prefix of the temporary files that are renamed over base; the
+// writer's PID and a random part follow it.
 func tempPrefix(base string) string { return "." + base + ".eksboot-" }
 
-// removeStaleTemps removes temporary files that an earlier, interrupted WriteFile of
-// base left in dir (a process killed between creating and renaming its temporary file).
-// It is best effort: a leftover never changes what the node reads.
+// removeStaleTemps removes the temporary files of base in dir that no running writer
+// owns: a process killed between creating and renaming its temporary file left them.
+// A temporary file names its writer's PID; one whose process is still alive is another
+// run's work in progress and is left alone (the run lock keeps two runs apart anyway,
+// but a run must never break another's rename). One of this process is stale too (a
+// process writes each file once per Apply), and so is one without a PID (an older
+// eksboot's). It is best effort: a leftover never changes what the node reads.
 func removeStaleTemps(dir, base string) {
-	stale, err := filepath.Glob(filepath.Join(dir, globEscape(tempPrefix(base))+"*"))
+	prefix := tempPrefix(base)
+	stale, err := filepath.Glob(filepath.Join(dir, globEscape(prefix)+"*"))
 	if err != nil {
 		return
 	}
 	for _, p := range stale {
+		if writerAlive(strings.TrimPrefix(filepath.Base(p), prefix)) {
+			continue
+		}
 		_ = os.Remove(p)
 	}
+}
+
+// writerAlive reports whether the temporary file whose name ends in rest
+// ("<pid>-<random>") belongs to another process that is still running.
+func writerAlive(rest string) bool {
+	pidText, _, ok := strings.Cut(rest, "-")
+	if !ok {
+		return false
+	}
+	pid, err := strconv.Atoi(pidText)
+	if err != nil || pid <= 0 || pid == os.Getpid() {
+		return false
+	}
+	err = syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 // globEscape escapes the glob metacharacters of s.
@@ -238,14 +340,47 @@ func globEscape(s string) string {
 	return string(b)
 }
 
-func syncDir(dir, p string) error {
+// syncDirs syncs each of the host directories dirs once, in parallel, so the renames
+// and removals in them survive a crash.
+func syncDirs(dirs []string) error {
+	seen := map[string]bool{}
+	var errs []error
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, dir := range dirs {
+		if seen[dir] {
+			continue
+		}
+		seen[dir] = true
+		wg.Go(func() {
+			if err := syncDir(dir); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func syncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
-		return fmt.Errorf("write %s: %w", p, err)
+		return fmt.Errorf("sync directory: %w", err)
 	}
 	defer d.Close()
 	if err := d.Sync(); err != nil {
-		return fmt.Errorf("write %s: sync directory: %w", p, err)
+		return fmt.Errorf("sync directory %s: %w", dir, err)
 	}
 	return nil
+}
+
+// unwrapLink drops the host paths of an *os.LinkError (the caller names the node path).
+func unwrapLink(err error) error {
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err
+	}
+	return err
 }
