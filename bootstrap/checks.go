@@ -10,6 +10,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // decodeCA decodes the base64 CA and checks it is a PEM bundle of certificates.
@@ -89,22 +91,27 @@ func checkEndpoint(s string) error {
 // line and far above any real kubelet command line.
 const maxExtraArgs = 64 << 10
 
-// checkArgs rejects characters that cannot reach the kubelet's environment intact
-// through a systemd drop-in.
+// checkArgs rejects what cannot reach the kubelet's environment intact through a
+// systemd drop-in, or would reach it as something else than was meant: line breaks and
+// other control characters (C0, DEL, C1 such as U+0085, which some tools take as a
+// line break), bytes that are not UTF-8 (\xff), and characters that print as nothing
+// or as a space but are not one (U+00A0, U+2028, U+200B, U+FEFF): the arguments would
+// not split where they seem to.
 func checkArgs(s string) error {
 	if len(s) > maxExtraArgs {
 		return fmt.Errorf("%d bytes is more than the %d allowed", len(s), maxExtraArgs)
 	}
 	for i, r := range s {
-		if r == '\t' {
-			continue
-		}
-		if r < 0x20 || r == 0x7f {
-			what := fmt.Sprintf("control character %U", r)
-			if r == '\n' || r == '\r' {
-				what = "a line break"
-			}
-			return fmt.Errorf("%s at byte %d is not allowed; put all arguments on one line", what, i)
+		switch {
+		case r == '\t' || r == ' ':
+		case r == '\n' || r == '\r':
+			return fmt.Errorf("a line break at byte %d is not allowed; put all arguments on one line", i)
+		case r == utf8.RuneError && !strings.HasPrefix(s[i:], "\uFFFD"):
+			return fmt.Errorf("byte 0x%02x at byte %d is not UTF-8; want printable text on one line", s[i], i)
+		case r < 0x20 || r == 0x7f || (0x80 <= r && r < 0xa0):
+			return fmt.Errorf("control character %U at byte %d is not allowed; put all arguments on one line", r, i)
+		case !unicode.IsPrint(r):
+			return fmt.Errorf("non-printable character %U at byte %d is not allowed; want printable text, arguments separated by spaces", r, i)
 		}
 	}
 	return nil
