@@ -45,7 +45,9 @@ func killed(ps *os.ProcessState) bool {
 // TestCrashConsistency kills eksboot with SIGKILL at many points while it replaces a
 // node's files (the Nth openat, write, fchmod, fsync, rename or unlink, injected by
 // strace), then checks that every file it owns is either entirely the old version or
-// entirely the new one, and that a rerun completes the node.
+// entirely the new one, that the node as a whole is old or new (mixed only when killed
+// among the renames, and no file removed while another is still old), and that a rerun
+// completes the node.
 func TestCrashConsistency(t *testing.T) {
 	strace := testtools.Require(t, "strace")
 
@@ -92,6 +94,7 @@ func TestCrashConsistency(t *testing.T) {
 	}
 
 	kills, violations, completed := 0, 0, 0
+	allOld, allNew, mixed := 0, 0, 0 // node states at the kills
 	groups := []string{"openat", "write", "fchmod", "fsync", "rename,renameat,renameat2", "unlink,unlinkat"}
 	perGroup := map[string]int{}
 	for _, group := range groups {
@@ -115,6 +118,7 @@ func TestCrashConsistency(t *testing.T) {
 			kills++
 			perGroup[group]++
 			got := targets(tree(t, root))
+			var asOld, asNew, removed []string // the replaced files left old and new, the removals done
 			for p := range paths {
 				g, gok := version(got, p)
 				o, ook := version(old, p)
@@ -122,7 +126,35 @@ func TestCrashConsistency(t *testing.T) {
 				if (gok && (!ook || g != o) && (!wok || g != w)) || (!gok && ook && wok) {
 					violations++
 					t.Errorf("killed at %s #%d: %s is neither the old nor the new file", group, n, p)
+					continue
 				}
+				switch {
+				case wok && (!ook || o != w) && gok && g == w:
+					asNew = append(asNew, p)
+				case wok && (!ook || o != w):
+					asOld = append(asOld, p)
+				case ook && !wok && !gok:
+					removed = append(removed, p)
+				}
+			}
+			// The whole node: all the replaced files old or all new, except when killed
+			// among the renames (N renames are not atomic together); a file is removed
+			// only after every replacement is done.
+			if len(asOld) > 0 && len(asNew) > 0 && !strings.HasPrefix(group, "rename") {
+				violations++
+				t.Errorf("killed at %s #%d, outside the renames: a mixed node, new %v, old %v", group, n, asNew, asOld)
+			}
+			if len(removed) > 0 && len(asOld) > 0 {
+				violations++
+				t.Errorf("killed at %s #%d: %v removed while %v are still old", group, n, removed, asOld)
+			}
+			switch {
+			case len(asNew) == 0 && len(removed) == 0:
+				allOld++
+			case len(asOld) == 0:
+				allNew++
+			default:
+				mixed++
 			}
 			code, _, stderr := run(t, env, "", newArgs(root)...)
 			if code != 0 {
@@ -136,8 +168,8 @@ func TestCrashConsistency(t *testing.T) {
 		names = append(names, p)
 	}
 	sort.Strings(names)
-	t.Logf("crash consistency: %d kills tried (%v), %d violations, %d uninterrupted runs; files checked: %s",
-		kills, perGroup, violations, completed, strings.Join(names, ", "))
+	t.Logf("crash consistency: %d kills tried (%v), %d violations, %d uninterrupted runs; the node at the kills: %d all old, %d all new, %d mixed (each among the renames); files checked: %s",
+		kills, perGroup, violations, completed, allOld, allNew, mixed, strings.Join(names, ", "))
 	for _, g := range groups {
 		if perGroup[g] == 0 {
 			t.Errorf("no kill at any %s call: the injection is not working", g)
