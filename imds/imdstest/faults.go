@@ -2,6 +2,7 @@ package imdstest
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -28,6 +29,14 @@ const (
 	// as when a session token's TTL has run out: GETs answer 401 until the
 	// client PUTs for a new token.
 	FaultTokenExpiry
+	// FaultLarge answers 200 with Fault.Size bytes of "x", streamed (the
+	// server never holds the body), with its Content-Length: an answer far
+	// larger than any real one.
+	FaultLarge
+	// FaultRedirect answers Fault.Status (307 when 0) with a Location header
+	// of Fault.Location, as a hostile or misconfigured proxy in front of the
+	// service would.
+	FaultRedirect
 )
 
 // Fault is a misbehaviour of one path, for Times requests (any method).
@@ -36,6 +45,9 @@ type Fault struct {
 	Status int           // FaultStatus: the status code, e.g. 503
 	Body   string        // FaultBody: the body answered with 200
 	Delay  time.Duration // FaultDelay: how long each answer waits
+	Size   int64         // FaultLarge: the length of the body
+	// Location is FaultRedirect's Location header, e.g. "http://127.0.0.1:9/latest/meta-data/mac".
+	Location string
 	// Times is how many requests show the fault before the next one in the
 	// list (or normal answers) takes over; 0 means every request from then on.
 	Times int
@@ -56,6 +68,10 @@ func (f Fault) String() string {
 		return fmt.Sprintf("body %q", excerpt(f.Body))
 	case FaultTokenExpiry:
 		return "token expired"
+	case FaultLarge:
+		return "large " + strconv.FormatInt(f.Size, 10)
+	case FaultRedirect:
+		return fmt.Sprintf("redirect %d %s", f.redirectStatus(), excerpt(f.Location))
 	}
 	return fmt.Sprintf("fault %d", int(f.Kind))
 }
@@ -66,6 +82,14 @@ func excerpt(s string) string {
 		return s[:20] + "..."
 	}
 	return s
+}
+
+// redirectStatus is FaultRedirect's status: Status, else 307.
+func (f Fault) redirectStatus() int {
+	if f.Status == 0 {
+		return http.StatusTemporaryRedirect
+	}
+	return f.Status
 }
 
 // SetFaults programs the faults requests for path (with or without a leading
@@ -158,11 +182,31 @@ func (s *Server) misbehave(w http.ResponseWriter, r *http.Request, f Fault, path
 		return send(w, f.Status, errorPage(f.Status), map[string]string{"Content-Type": "text/html"})
 	case FaultBody:
 		return send(w, http.StatusOK, f.Body, nil)
+	case FaultLarge:
+		h := w.Header()
+		h.Set("Server", "EC2ws")
+		h.Set("Content-Type", "text/plain")
+		h.Set("Content-Length", strconv.FormatInt(f.Size, 10))
+		w.WriteHeader(http.StatusOK)
+		_, _ = io.CopyN(w, xs{}, f.Size) // stops when the client hangs up
+		return http.StatusOK
+	case FaultRedirect:
+		return send(w, f.redirectStatus(), "", map[string]string{"Location": f.Location})
 	case FaultTokenExpiry:
 		s.ExpireTokens()
 		return send(w, http.StatusUnauthorized, errorPage(http.StatusUnauthorized), map[string]string{"Content-Type": "text/html"})
 	}
 	return send(w, http.StatusInternalServerError, errorPage(http.StatusInternalServerError), map[string]string{"Content-Type": "text/html"})
+}
+
+// xs is an endless stream of 'x'.
+type xs struct{}
+
+func (xs) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = 'x'
+	}
+	return len(p), nil
 }
 
 // errorPage is the HTML page the service sends with an error status.

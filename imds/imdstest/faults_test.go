@@ -68,6 +68,24 @@ func TestFaults(t *testing.T) {
 			wantStatus: []int{0, 200},
 			wantLog:    []string{"hang", ""},
 		},
+		{
+			name:       "a large answer",
+			faults:     []imdstest.Fault{{Kind: imdstest.FaultLarge, Size: 1 << 20, Times: 1}},
+			wantStatus: []int{200, 200}, wantBody: strings.Repeat("x", 1<<20),
+			wantLog: []string{"large 1048576", ""},
+		},
+		{
+			name:       "a redirect",
+			faults:     []imdstest.Fault{{Kind: imdstest.FaultRedirect, Location: "http://127.0.0.1:9/elsewhere", Times: 1}},
+			wantStatus: []int{307, 200},
+			wantLog:    []string{"redirect 307 http://127.0.0.1:9/e...", ""},
+		},
+		{
+			name:       "a 301",
+			faults:     []imdstest.Fault{{Kind: imdstest.FaultRedirect, Status: 301, Location: "/x", Times: 1}},
+			wantStatus: []int{301, 200},
+			wantLog:    []string{"redirect 301 /x", ""},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -78,7 +96,8 @@ func TestFaults(t *testing.T) {
 				ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.URL()+typePath, nil)
 				req.Header.Set("X-aws-ec2-metadata-token", imdstest.Token)
-				c := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+				c := &http.Client{Transport: &http.Transport{DisableKeepAlives: true},
+					CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 				resp, err := c.Do(req)
 				got, body := 0, ""
 				if err == nil {

@@ -10,7 +10,8 @@
 //
 // Faults are programmed per path (Server.SetFaults): a delay, a hang, a
 // closed connection, an error status (401, 404, 429, 500, 503...), an HTML or
-// empty body, an expired token, each for a number of requests or for good,
+// empty body, an expired token, an answer far too large (streamed), a
+// redirect, each for a number of requests or for good,
 // so "N failures then success" is one call. Every request is logged with the
 // fault it met (Server.Requests).
 //
