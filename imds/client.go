@@ -16,14 +16,97 @@ import (
 	sdkimds "github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
 )
 
-// maxBody caps how much of one answer is read; real answers are far smaller.
-const maxBody = 1 << 20
-
-// errTooLarge is the answer of a path that is larger than maxBody.
-var errTooLarge = fmt.Errorf("answer is larger than %d bytes", maxBody)
+// Limits of one answer, in bytes. The SDK reads every body whole before it
+// returns it, so they are applied on the wire, by the HTTP client: an answer
+// larger than its limit is cut off there and fails its path, costing no more
+// memory than the limit. Real answers are far smaller: facts are tens of bytes,
+// the identity document about 500, the user data at most 16 KiB on EC2 (more
+// reaches no instance).
+const (
+	// MaxUserData bounds latest/user-data: twice the user-data parser's own cap
+	// (userdata.MaxUserData, 64 KiB), so that for user data near that cap the
+	// parser's error, which gives the size, is the one a user sees; beyond it the
+	// read stops. EC2 itself accepts at most 16 KiB.
+	MaxUserData = 128 << 10
+	// MaxIdentityDocument bounds the identity document.
+	MaxIdentityDocument = 32 << 10
+	// MaxAnswer bounds every other answer: a fact, a token, an error page, the
+	// instance profile's credentials.
+	MaxAnswer = 16 << 10
+)
 
 // maxToken caps the length of a session token; real ones are about 60 bytes.
 const maxToken = 4096
+
+// errTooLarge is the cause of every *tooLargeError, for errors.Is.
+var errTooLarge = errors.New("answer too large")
+
+// tooLargeError is an answer cut off at its limit.
+type tooLargeError struct{ limit int64 }
+
+func (e *tooLargeError) Error() string {
+	return fmt.Sprintf("answer is larger than the %d-byte limit (%d KiB); no real one is", e.limit, e.limit>>10)
+}
+
+func (e *tooLargeError) Is(target error) bool { return target == errTooLarge }
+
+// limitOf returns the limit of the answer to a request for urlPath.
+func limitOf(urlPath string) int64 {
+	switch strings.TrimLeft(urlPath, "/") {
+	case PathUserData:
+		return MaxUserData
+	case PathIdentityDocument:
+		return MaxIdentityDocument
+	}
+	return MaxAnswer
+}
+
+// limitedBody reads a body up to its limit and fails when there is more.
+type limitedBody struct {
+	rc    io.ReadCloser
+	left  int64 // bytes still allowed
+	limit int64
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	if b.left < 0 {
+		return 0, &tooLargeError{b.limit}
+	}
+	if int64(len(p)) > b.left+1 {
+		p = p[:b.left+1] // one byte past the limit tells an answer that is too large
+	}
+	n, err := b.rc.Read(p)
+	if b.left -= int64(n); b.left < 0 {
+		return n - 1, &tooLargeError{b.limit}
+	}
+	return n, err
+}
+
+func (b *limitedBody) Close() error { return b.rc.Close() }
+
+// errRedirect is the cause of every *redirectError, for errors.Is.
+var errRedirect = errors.New("redirect refused")
+
+// redirectError is a redirect the client refused to follow.
+type redirectError struct {
+	status int
+	host   string // the host it pointed to
+}
+
+func (e *redirectError) Error() string {
+	return fmt.Sprintf("answered %d, a redirect to host %s: not followed (IMDS answers directly; a redirect comes from something in between, and following it would send the session token there)", e.status, excerpt(e.host))
+}
+
+func (e *redirectError) Is(target error) bool { return target == errRedirect }
+
+// refuseRedirect is the CheckRedirect of every IMDS client: IMDS never redirects.
+func refuseRedirect(req *http.Request, _ []*http.Request) error {
+	status := 0
+	if req.Response != nil {
+		status = req.Response.StatusCode
+	}
+	return &redirectError{status: status, host: req.URL.Host}
+}
 
 // client reads paths through one SDK client. The SDK keeps one session token
 // for the Fetch and drops it when a GET answers 401, so the next attempt PUTs
@@ -52,7 +135,7 @@ func newClient(opts Options) *client {
 		Endpoint:                 opts.Endpoint,
 		ClientEnableState:        sdkimds.ClientEnabled,
 		EnableFallback:           fallback,
-		HTTPClient:               &recorder{hc: &http.Client{Transport: tr}},
+		HTTPClient:               &recorder{hc: &http.Client{Transport: tr, CheckRedirect: refuseRedirect}},
 		Retryer:                  aws.NopRetryer{},
 		DisableDefaultTimeout:    true,
 		DisableDefaultMaxBackoff: true,
@@ -80,7 +163,8 @@ type exchangeKey struct{}
 // and checks a token before the SDK uses it.
 type recorder struct{ hc *http.Client }
 
-// Do sends req and notes the result in the attempt's exchange.
+// Do sends req, puts the answer's body behind its limit and notes the result
+// in the attempt's exchange.
 func (r *recorder) Do(req *http.Request) (*http.Response, error) {
 	ex, _ := req.Context().Value(exchangeKey{}).(*exchange)
 	isToken := req.Method == http.MethodPut && strings.HasSuffix(req.URL.Path, "/"+PathToken)
@@ -88,6 +172,12 @@ func (r *recorder) Do(req *http.Request) (*http.Response, error) {
 		ex.tokenAsked = true
 	}
 	resp, err := r.hc.Do(req)
+	if err != nil {
+		resp = nil // a refused redirect's answer, its body closed
+	} else {
+		limit := limitOf(req.URL.Path)
+		resp.Body = &limitedBody{rc: resp.Body, left: limit, limit: limit}
+	}
 	if ex == nil {
 		return resp, err
 	}
@@ -111,7 +201,8 @@ func (r *recorder) Do(req *http.Request) (*http.Response, error) {
 }
 
 // checkToken reads a token answer, checks it looks like a token and puts the
-// body back for the SDK.
+// body back for the SDK. Its errors never quote the answer: it may be a real
+// token with one stray byte.
 func checkToken(resp *http.Response) error {
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxToken+1))
 	resp.Body.Close()
@@ -119,14 +210,16 @@ func checkToken(resp *http.Response) error {
 		return fmt.Errorf("read token: %w", err)
 	}
 	resp.Body = io.NopCloser(bytes.NewReader(b))
-	tok, err := singleLine(string(b))
+	tok := strings.TrimSpace(string(b))
 	switch {
-	case err != nil:
-		return fmt.Errorf("not a token: %w", err)
 	case len(b) > maxToken:
 		return fmt.Errorf("not a token: longer than %d bytes", maxToken)
-	case strings.ContainsAny(tok, " \t"):
-		return fmt.Errorf("not a token: %s", excerpt(tok))
+	case tok == "":
+		return errors.New("not a token: empty answer")
+	case strings.HasPrefix(tok, "<"):
+		return errors.New("not a token: an HTML page (not quoted)")
+	case strings.IndexFunc(tok, func(r rune) bool { return r <= ' ' || r > '~' }) >= 0:
+		return fmt.Errorf("not a token: %d bytes with white space, control or non-ASCII characters (not quoted)", len(tok))
 	}
 	return nil
 }
@@ -167,12 +260,9 @@ func (c *client) get(ctx context.Context, path string) (string, error) {
 		return "", err
 	}
 	defer content.Close()
-	b, err := io.ReadAll(io.LimitReader(content, maxBody+1))
+	b, err := io.ReadAll(content) // read by the SDK already, through limitedBody
 	if err != nil {
 		return "", fmt.Errorf("read answer: %w", err)
-	}
-	if len(b) > maxBody {
-		return "", errTooLarge
 	}
 	return string(b), nil
 }

@@ -116,6 +116,16 @@ func (c *client) attempt(ctx context.Context, q query) (verdict, int, error) {
 		}
 		return answered, ex.status, nil
 	}
+	var tl *tooLargeError
+	var re *redirectError
+	switch {
+	case ex.status == http.StatusOK && errors.As(err, &tl):
+		return permanent, ex.status, tl // not a glitch: asking again reads as much again
+	case errors.As(ex.err, &re):
+		return permanent, re.status, re
+	case errors.As(ex.tokenErr, &re):
+		return permanent, 0, fmt.Errorf("session token (PUT %s): %w", PathToken, re)
+	}
 	switch s := ex.status; {
 	case s == http.StatusNotFound && q.optional:
 		return absent, s, nil
@@ -125,8 +135,6 @@ func (c *client) attempt(ctx context.Context, q query) (verdict, int, error) {
 		return transient, s, errors.New("unauthorized (401): the session token was refused or has expired")
 	case s == http.StatusRequestTimeout, s == http.StatusTooManyRequests, s >= 500:
 		return transient, s, statusError(s)
-	case s == http.StatusOK && errors.Is(err, errTooLarge):
-		return invalid, s, err
 	case s == http.StatusOK:
 		return transient, s, err // the body broke off
 	case s != 0:
