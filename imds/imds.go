@@ -96,6 +96,9 @@ type Facts struct {
 	IPv6s            []string // latest/meta-data/network/interfaces/macs/<mac>/ipv6s, one per line (nil when 404 or not asked for: Options.IPv6)
 	VPCIPv4CIDRs     []string // .../macs/<mac>/vpc-ipv4-cidr-blocks, one per line (required)
 	UserData         []byte   // latest/user-data as served (nil when not asked for or 404)
+	// Warnings are what Fetch accepted but a caller should log: a local-hostname
+	// of several names (LocalHostname is the first). Nil when none.
+	Warnings []string
 }
 
 // Identity is what the identity document (latest/dynamic/instance-identity/document)
@@ -235,7 +238,7 @@ func fetch(ctx context.Context, opts Options, sequential bool) (*Facts, error) {
 	f := &Facts{Region: id.Region, AccountID: id.AccountID, InstanceID: id.InstanceID,
 		InstanceType: id.InstanceType, AvailabilityZone: id.AvailabilityZone, LocalIPv4: id.PrivateIP}
 	rest := []query{
-		{path: PathDomain, optional: true, parse: into(&f.Domain, parseName)},
+		{path: PathDomain, optional: true, parse: parseDomain(&f.Domain, f.Region)},
 		{path: PathMAC, parse: into(&f.MAC, parseMAC), then: func() []query {
 			qs := []query{{path: PathVPCIPv4CIDRs(f.MAC), parse: intoList(&f.VPCIPv4CIDRs, parseIPv4CIDR)}}
 			if opts.IPv6 {
@@ -243,7 +246,7 @@ func fetch(ctx context.Context, opts Options, sequential bool) (*Facts, error) {
 			}
 			return qs
 		}},
-		{path: PathLocalHostname, optional: true, parse: into(&f.LocalHostname, parseHostname)},
+		{path: PathLocalHostname, optional: true, parse: parseHostname(&f.LocalHostname, func(w string) { f.Warnings = append(f.Warnings, w) })},
 	}
 	// What the document lacks, from meta-data. A real document has all of it.
 	for _, q := range []struct {

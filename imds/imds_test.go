@@ -160,7 +160,8 @@ func TestFetch(t *testing.T) {
 				}
 			},
 			want: func(f *imds.Facts) {
-				f.LocalHostname = "ip-192-168-45-67.ec2.internal example.com"
+				f.LocalHostname = "ip-192-168-45-67.ec2.internal" // the first; TestFetchTakesTheFirstOfSeveralHostNames
+				f.Warnings = []string{`IMDS latest/meta-data/local-hostname has 2 names ("ip-192-168-45-67.ec2.internal ex"... (41 bytes)); using the first, "ip-192-168-45-67.ec2.internal"`}
 				f.VPCIPv4CIDRs = []string{"192.168.0.0/16", "10.1.0.0/16"}
 			},
 		},
@@ -223,7 +224,7 @@ func TestFetchErrors(t *testing.T) {
 		{"zone blank", "availabilityZone", imds.PathAvailabilityZone, str(" \n"), "empty answer"},
 		{"local ipv4 is ipv6", "privateIp", imds.PathLocalIPv4, str("fd00::1"), "not an IPv4 address"},
 		{"local hostname HTML", "", imds.PathLocalHostname, &notFoundPage, "HTML page"},
-		{"domain garbage", "", imds.PathDomain, str("amazonaws com"), "not a single name"},
+		{"domain garbage", "", imds.PathDomain, str("amazonaws com"), "not a DNS name"},
 		{"ipv6s hold ipv4", "", macs + "ipv6s", str("2600::1\n10.0.0.1"), "line 2"},
 		{"cidr invalid", "", macs + "vpc-ipv4-cidr-blocks", str("10.0.0.0/33"), "not an IPv4 CIDR block"},
 		{"cidr HTML", "", macs + "vpc-ipv4-cidr-blocks", &notFoundPage, "HTML page"},

@@ -17,6 +17,8 @@ var (
 	instanceTypeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9-]*\.[a-z0-9-]+$`) })
 	// nameRE matches IDs, zones, regions and DNS names: one word, no markup.
 	nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`) })
+	// regionRE matches region names such as "us-west-2" or "us-gov-east-1".
+	regionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z]{2,4}(-[a-z]+)+-[0-9]+$`) })
 )
 
 // into returns a parse function that checks a single-line answer with check
@@ -87,44 +89,142 @@ func singleLine(body string) (string, error) {
 	return text, nil
 }
 
-// excerpt quotes s for an error message, shortened when long.
+// excerpt quotes s for an error message: at most its first 32 characters,
+// unprintable ones escaped, with "..." and the length when it was longer. No
+// value from the token endpoint is ever given to it (checkToken).
 func excerpt(s string) string {
-	const max = 80
+	const max = 32
 	if r := []rune(s); len(r) > max {
-		return fmt.Sprintf("%q...", string(r[:max]))
+		return fmt.Sprintf("%q... (%d bytes)", string(r[:max]), len(s))
 	}
 	return fmt.Sprintf("%q", s)
 }
 
+// Length caps of facts: longer values are no real instance's.
+const (
+	maxInstanceType = 64  // the longest real ones are about 25 ("u7inh-32tb.480xlarge")
+	maxName         = 255 // IDs, zones, regions, accounts
+	maxDNSName      = 253 // a DNS name, without its trailing dot
+	maxDNSLabel     = 63
+)
+
 func parseInstanceType(v string) error {
-	if !instanceTypeRE().MatchString(v) {
-		return fmt.Errorf("%q is not an instance type", v)
+	switch {
+	case len(v) > maxInstanceType:
+		return fmt.Errorf("%s is not an instance type: longer than %d bytes", excerpt(v), maxInstanceType)
+	case !instanceTypeRE().MatchString(v):
+		return fmt.Errorf("%s is not an instance type", excerpt(v))
 	}
 	return nil
 }
 
 func parseName(v string) error {
-	if !nameRE().MatchString(v) {
-		return fmt.Errorf("%q is not a single name or ID", v)
+	switch {
+	case len(v) > maxName:
+		return fmt.Errorf("%s is not a single name or ID: longer than %d bytes", excerpt(v), maxName)
+	case !nameRE().MatchString(v):
+		return fmt.Errorf("%s is not a single name or ID", excerpt(v))
 	}
 	return nil
 }
 
-// parseHostname accepts one or more space-separated host names (IMDS lists
-// several when the VPC's DHCP options name several domains).
-func parseHostname(v string) error {
-	for _, name := range strings.Fields(v) {
-		if !nameRE().MatchString(name) {
-			return fmt.Errorf("%q is not a host name", v)
+// checkDNSName returns why v is not a DNS name ("" when it is): dot-separated
+// labels of 1-63 letters, digits, '-' and '_' (DHCP option sets allow the
+// latter), 253 bytes in all, an optional trailing dot.
+func checkDNSName(v string) string {
+	v = strings.TrimSuffix(v, ".")
+	if v == "" || len(v) > maxDNSName {
+		return fmt.Sprintf("want 1-%d bytes", maxDNSName)
+	}
+	for _, label := range strings.Split(v, ".") {
+		if label == "" || len(label) > maxDNSLabel {
+			return fmt.Sprintf("a label of %d bytes, want 1-%d", len(label), maxDNSLabel)
+		}
+		if strings.IndexFunc(label, func(r rune) bool {
+			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_')
+		}) >= 0 || label[0] == '-' || label[len(label)-1] == '-' {
+			return "a label with a character other than letters, digits, '-' and '_', or starting or ending with '-'"
 		}
 	}
-	return nil
+	return ""
+}
+
+// parseDomain returns a parse function for services/domain in region: a DNS
+// name, and the domain of region's partition when the partition is known.
+func parseDomain(dst *string, region string) func(string) error {
+	return into(dst, func(v string) error {
+		if why := checkDNSName(v); why != "" {
+			return fmt.Errorf("%s is not a DNS name: %s", excerpt(v), why)
+		}
+		if p, ok := PartitionOf(region); ok && !strings.EqualFold(v, p.Domain) {
+			return fmt.Errorf("domain %s does not belong to region %q: its partition %s has domain %s", excerpt(v), region, p.Name, p.Domain)
+		}
+		return nil
+	})
+}
+
+// parseHostname returns a parse function for local-hostname: IMDS lists several
+// space-separated names when the VPC's DHCP options name several domains; the
+// first is stored in dst (the kubelet takes one name) and warn is told of the
+// others. Every name must be a DNS name.
+func parseHostname(dst *string, warn func(string)) func(string) error {
+	return func(body string) error {
+		v, err := singleLine(body)
+		if err != nil {
+			return err
+		}
+		names := strings.Fields(v)
+		for _, name := range names {
+			if why := checkDNSName(name); why != "" {
+				return fmt.Errorf("%s is not a host name: %s", excerpt(name), why)
+			}
+		}
+		*dst = names[0]
+		if len(names) > 1 {
+			warn(fmt.Sprintf("IMDS %s has %d names (%s); using the first, %q", PathLocalHostname, len(names), excerpt(v), names[0]))
+		}
+		return nil
+	}
+}
+
+// A Partition is an AWS partition: a group of regions with one DNS domain.
+type Partition struct {
+	Name   string // e.g. "aws-cn"
+	Domain string // e.g. "amazonaws.com.cn"
+}
+
+// PartitionOf returns the partition of region by its name's form, false for a
+// region of no known partition (a new one: its domain is not checked).
+func PartitionOf(region string) (Partition, bool) {
+	if !regionRE().MatchString(region) {
+		return Partition{}, false
+	}
+	for _, p := range []struct {
+		prefix string
+		Partition
+	}{
+		{"cn-", Partition{"aws-cn", "amazonaws.com.cn"}},
+		{"us-gov-", Partition{"aws-us-gov", "amazonaws.com"}},
+		{"us-isob-", Partition{"aws-iso-b", "sc2s.sgov.gov"}},
+		{"us-isof-", Partition{"aws-iso-f", "csp.hci.ic.gov"}},
+		{"eu-isoe-", Partition{"aws-iso-e", "cloud.adc-e.uk"}},
+		{"us-iso-", Partition{"aws-iso", "c2s.ic.gov"}},
+		{"eusc-", Partition{"aws-eusc", "amazonaws.eu"}},
+	} {
+		if strings.HasPrefix(region, p.prefix) {
+			return p.Partition, true
+		}
+	}
+	if strings.Contains(region, "-iso") {
+		return Partition{}, false // an isolated partition not listed above
+	}
+	return Partition{"aws", "amazonaws.com"}, true
 }
 
 func parseMAC(v string) error {
 	hw, err := net.ParseMAC(v)
 	if err != nil || len(hw) != 6 {
-		return fmt.Errorf("%q is not a MAC address", v)
+		return fmt.Errorf("%s is not a MAC address", excerpt(v))
 	}
 	return nil
 }
@@ -132,7 +232,7 @@ func parseMAC(v string) error {
 func parseIPv4(v string) error {
 	a, err := netip.ParseAddr(v)
 	if err != nil || !a.Is4() {
-		return fmt.Errorf("%q is not an IPv4 address", v)
+		return fmt.Errorf("%s is not an IPv4 address", excerpt(v))
 	}
 	return nil
 }
@@ -140,7 +240,7 @@ func parseIPv4(v string) error {
 func parseIPv6(v string) error {
 	a, err := netip.ParseAddr(v)
 	if err != nil || !a.Is6() || a.Is4In6() || a.Zone() != "" {
-		return fmt.Errorf("%q is not an IPv6 address", v)
+		return fmt.Errorf("%s is not an IPv6 address", excerpt(v))
 	}
 	return nil
 }
@@ -148,7 +248,7 @@ func parseIPv6(v string) error {
 func parseIPv4CIDR(v string) error {
 	p, err := netip.ParsePrefix(v)
 	if err != nil || !p.Addr().Is4() {
-		return fmt.Errorf("%q is not an IPv4 CIDR block", v)
+		return fmt.Errorf("%s is not an IPv4 CIDR block", excerpt(v))
 	}
 	return nil
 }
