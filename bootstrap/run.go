@@ -31,6 +31,16 @@ func Run(ctx context.Context, c *Config, env *Env) error {
 	if env.Root.Dir() == "/" && !c.DryRun && env.Geteuid() != 0 {
 		return errors.New("eksboot bootstrap must run as root to configure this node (use --dry-run to see what it would do)")
 	}
+	if !c.DryRun {
+		// One run at a time changes the node (cloud-init's bootstrap.sh and the
+		// run-phase unit, a rerun by hand): from the facts to the last restart; the lock writes nothing. The wait
+		// covers another run's systemd jobs (--systemd-timeout) and its writes.
+		unlock, err := step(log, "lock", func() (func(), error) { return env.Root.Lock(ctx, c.SystemdTimeout+2*time.Minute) })
+		if err != nil {
+			return err
+		}
+		defer unlock()
+	}
 	_, n, err := PlanNode(ctx, c, env)
 	if err != nil {
 		return err

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -16,18 +16,16 @@ import (
 // (flock locks belong to the open file, so two Locks in one process exclude each
 // other as two processes do.)
 func TestLockIsExclusive(t *testing.T) {
-	r := newRoot(t) // no /run yet: Lock makes it
+	r := newRoot(t)
 	unlock, err := r.Lock(context.Background(), time.Second)
 	must(t, err)
-	b, err := os.ReadFile(filepath.Join(r.Dir(), "run/eksboot.lock"))
-	must(t, err)
-	if want := fmt.Sprintf("%d\n", os.Getpid()); string(b) != want {
-		t.Errorf("lock file = %q, want the holder's PID %q", b, want)
+	if entries, err := os.ReadDir(r.Dir()); err != nil || len(entries) != 0 {
+		t.Errorf("Lock wrote into the root: %v, %v", entries, err)
 	}
 
 	start := time.Now()
 	_, err = r.Lock(context.Background(), 200*time.Millisecond)
-	want := fmt.Sprintf("lock /run/eksboot.lock: another eksboot run (PID %d) has held it for more than 200ms", os.Getpid())
+	want := fmt.Sprintf("another eksboot run (PID %d) has held the lock of the root %s for more than 200ms", os.Getpid(), r.Dir())
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("second Lock: %v, want an error containing %q", err, want)
 	}
@@ -49,4 +47,41 @@ func TestLockIsExclusive(t *testing.T) {
 		t.Errorf("Lock got the lock after %v, while the first holder still had it", waited)
 	}
 	unlock2()
+	if _, err := os.Stat(filepath.Join(r.Dir(), "run/eksboot.lock")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("lock file after unlock: %v, want it removed (a run leaves nothing behind)", err)
+	}
+}
+
+// TestLockSurvivesTheRemovalRace: many lockers on one root, each holding the lock a
+// moment and removing the file as it lets go, never hold it two at a time (a waiter
+// that locks the file its holder just removed must start over on the new one).
+func TestLockSurvivesTheRemovalRace(t *testing.T) {
+	r := newRoot(t)
+	var mu sync.Mutex
+	holders, most := 0, 0
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 20 {
+				unlock, err := r.Lock(context.Background(), 10*time.Second)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				holders++
+				most = max(most, holders)
+				mu.Unlock()
+				time.Sleep(time.Millisecond)
+				mu.Lock()
+				holders--
+				mu.Unlock()
+				unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if most != 1 {
+		t.Errorf("%d lockers held the lock at once, want 1", most)
+	}
 }
