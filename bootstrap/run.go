@@ -33,8 +33,9 @@ func Run(ctx context.Context, c *Config, env *Env) error {
 	}
 	if !c.DryRun {
 		// One run at a time changes the node (cloud-init's bootstrap.sh and the
-		// run-phase unit, a rerun by hand): from the facts to the last restart; the lock writes nothing. The wait
-		// covers another run's systemd jobs (--systemd-timeout) and its writes.
+		// run-phase unit, a rerun by hand), from the facts to the last restart; the
+		// lock writes nothing. The wait covers another run's systemd jobs
+		// (--systemd-timeout) and its writes.
 		unlock, err := step(log, "lock", func() (func(), error) { return env.Root.Lock(ctx, c.SystemdTimeout+2*time.Minute) })
 		if err != nil {
 			return err
