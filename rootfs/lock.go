@@ -1,98 +1,100 @@
 package rootfs
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 )
 
-// LockPath is the node file that Lock holds: under /run, so a reboot forgets it.
-const LockPath = "/run/eksboot.lock"
-
 // lockPoll is how often Lock tries again while another process holds the lock.
 const lockPoll = 50 * time.Millisecond
 
-// Lock takes the run lock of the root, an exclusive flock(2) on LockPath (created, with
-// /run, when missing), so that two eksboot runs on one node (cloud-init's script and
-// the run-phase unit, a second run by hand) never interleave. While another process
-// holds it, Lock waits up to wait (or until ctx ends) and then fails with an error
-// naming the holder's PID, which the holder writes into the file. The kernel drops
-// the lock when its holder exits, however it exits: a killed run never leaves the
-// node locked (only the file, which the next run takes over). unlock removes the file
-// and releases the lock; call it once.
+// procLocks lists the file locks of the system, with their holders' PIDs.
+var procLocks = "/proc/locks"
+
+// Lock takes the run lock of the root: an exclusive flock(2) of the root directory
+// itself, so that two eksboot runs on one node (cloud-init's script and the run-phase
+// unit, a second run by hand) never interleave, and so that taking it writes nothing
+// (a lock file would be a write by runs that must leave the node alone). While another
+// process holds it, Lock waits up to wait (or until ctx ends) and then fails with an
+// error naming the holder's PID, as /proc/locks gives it. The kernel drops the lock
+// when its holder exits, however it exits: a killed run never leaves the node locked.
+// unlock releases it; call it once.
 func (r *Root) Lock(ctx context.Context, wait time.Duration) (unlock func(), err error) {
-	hp, err := r.Resolve(LockPath)
+	d, err := os.Open(r.dir)
 	if err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(filepath.Dir(hp), 0o755); err != nil {
-		return nil, fmt.Errorf("lock %s: %w", LockPath, unwrapPath(err))
+		return nil, fmt.Errorf("lock the root %s: %w", r.dir, unwrapPath(err))
 	}
 	deadline := time.Now().Add(wait)
 	for {
-		f, err := os.OpenFile(hp, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
-		if err != nil {
-			return nil, fmt.Errorf("lock %s: %w", LockPath, unwrapPath(err))
-		}
-		if err := flockWait(ctx, f, hp, wait, deadline); err != nil {
-			f.Close()
-			return nil, err
-		}
-		// The holder before us removes the file before it lets go: when the lock we
-		// got is on a file that is no longer at hp, the next run has a new one there.
-		held, err1 := f.Stat()
-		now, err2 := os.Stat(hp)
-		if err1 != nil || err2 != nil || !os.SameFile(held, now) {
-			f.Close()
-			continue
-		}
-		// The lock is ours: say who holds it. A failure here costs only the PID in the
-		// message of a waiting run, never the lock.
-		if err := f.Truncate(0); err == nil {
-			_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
-		}
-		return func() {
-			_ = os.Remove(hp) // still holding it, so no other run is between its open and its lock
-			_ = f.Close()     // releases the flock
-		}, nil
-	}
-}
-
-// flockWait takes the exclusive flock of f, trying again every lockPoll until
-// deadline or the end of ctx.
-func flockWait(ctx context.Context, f *os.File, hp string, wait time.Duration, deadline time.Time) error {
-	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		err := syscall.Flock(int(d.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 		if err == nil {
-			return nil
+			return func() { _ = d.Close() }, nil // the close releases the flock
 		}
 		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
-			return fmt.Errorf("lock %s: %w", LockPath, err)
+			d.Close()
+			return nil, fmt.Errorf("lock the root %s: %w", r.dir, err)
 		}
 		if !time.Now().Before(deadline) {
-			return fmt.Errorf("lock %s: another eksboot run (%s) has held it for more than %v; it is still configuring this node (wait for it, or stop it)",
-				LockPath, holder(hp), wait)
+			who := holder(d)
+			d.Close()
+			return nil, fmt.Errorf("another eksboot run (%s) has held the lock of the root %s for more than %v; it is still configuring this node (wait for it, or stop it)",
+				who, r.dir, wait)
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("lock %s: stopped while waiting for another eksboot run (%s): %w", LockPath, holder(hp), context.Cause(ctx))
+			who := holder(d)
+			d.Close()
+			return nil, fmt.Errorf("stopped while waiting for another eksboot run (%s) to release the lock of the root %s: %w", who, r.dir, context.Cause(ctx))
 		case <-time.After(min(lockPoll, time.Until(deadline))):
 		}
 	}
 }
 
-// holder names the process that holds the lock file hp, as its PID says.
-func holder(hp string) string {
-	b, err := ReadRegularFile(hp, 64)
-	pid, perr := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil || perr != nil || pid <= 0 {
+// holder names the process that holds a flock of the open directory d, from
+// /proc/locks ("1: FLOCK  ADVISORY  WRITE <pid> <major>:<minor>:<inode> 0 EOF"), or
+// says the PID is unknown.
+func holder(d *os.File) string {
+	st, err := d.Stat()
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	if err != nil || !ok {
 		return "PID unknown"
 	}
-	return "PID " + strconv.Itoa(pid)
+	dev := fmt.Sprintf("%02x:%02x:%d", major(sys.Dev), minor(sys.Dev), sys.Ino)
+	f, err := os.Open(procLocks)
+	if err != nil {
+		return "PID unknown"
+	}
+	defer f.Close()
+	byInode := "" // a match on the inode alone (file systems whose stat reports another device)
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 6 || fields[1] != "FLOCK" || fields[3] != "WRITE" {
+			continue // "->" lines are waiters, not holders
+		}
+		if _, err := strconv.Atoi(fields[4]); err != nil {
+			continue
+		}
+		if fields[5] == dev {
+			return "PID " + fields[4]
+		}
+		if strings.HasSuffix(fields[5], fmt.Sprintf(":%d", sys.Ino)) && byInode == "" {
+			byInode = "PID " + fields[4]
+		}
+	}
+	if byInode != "" {
+		return byInode
+	}
+	return "PID unknown"
 }
+
+// major and minor split a Linux device number as the kernel's new_encode_dev does.
+func major(dev uint64) uint64 { return (dev>>8)&0xfff | (dev>>32)&^uint64(0xfff) }
+func minor(dev uint64) uint64 { return dev&0xff | (dev>>12)&^uint64(0xff) }

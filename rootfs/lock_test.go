@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/eksboot/eksboot/internal/testtools"
 )
 
 // TestLockIsExclusive: a second Lock on the same root waits for the first, fails
@@ -47,15 +50,14 @@ func TestLockIsExclusive(t *testing.T) {
 		t.Errorf("Lock got the lock after %v, while the first holder still had it", waited)
 	}
 	unlock2()
-	if _, err := os.Stat(filepath.Join(r.Dir(), "run/eksboot.lock")); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("lock file after unlock: %v, want it removed (a run leaves nothing behind)", err)
+	if entries, err := os.ReadDir(r.Dir()); err != nil || len(entries) != 0 {
+		t.Errorf("Lock left something in the root: %v, %v", entries, err)
 	}
 }
 
-// TestLockSurvivesTheRemovalRace: many lockers on one root, each holding the lock a
-// moment and removing the file as it lets go, never hold it two at a time (a waiter
-// that locks the file its holder just removed must start over on the new one).
-func TestLockSurvivesTheRemovalRace(t *testing.T) {
+// TestLockHasOneHolder: many lockers on one root, each holding the lock a moment,
+// never hold it two at a time.
+func TestLockHasOneHolder(t *testing.T) {
 	r := newRoot(t)
 	var mu sync.Mutex
 	holders, most := 0, 0
@@ -84,4 +86,28 @@ func TestLockSurvivesTheRemovalRace(t *testing.T) {
 	if most != 1 {
 		t.Errorf("%d lockers held the lock at once, want 1", most)
 	}
+}
+
+// TestLockNamesAnotherProcess: the error names the PID of another process holding the
+// lock (flock(1) here), read from /proc/locks.
+func TestLockNamesAnotherProcess(t *testing.T) {
+	flock := testtools.Require(t, "flock")
+	r := newRoot(t)
+	cmd := exec.Command(flock, "--exclusive", r.Dir(), "sleep", "10")
+	must(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	want := fmt.Sprintf("another eksboot run (PID %d) has held the lock of the root %s", cmd.Process.Pid, r.Dir())
+	for start := time.Now(); time.Since(start) < 5*time.Second; {
+		unlock, err := r.Lock(context.Background(), 100*time.Millisecond)
+		if err == nil { // before flock(1) got it
+			unlock()
+			time.Sleep(20 * time.Millisecond)
+			continue
+		}
+		if strings.Contains(err.Error(), want) {
+			return
+		}
+		t.Fatalf("Lock: %v, want an error containing %q", err, want)
+	}
+	t.Fatalf("no error naming flock(1)'s PID %d", cmd.Process.Pid)
 }
