@@ -12,6 +12,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/eksboot/eksboot/internal/quote"
 )
 
 // decodeCA decodes the base64 CA and checks it is a PEM bundle of certificates.
@@ -35,7 +37,7 @@ func decodeCA(b64 string) ([]byte, error) {
 			break
 		}
 		if block.Type != "CERTIFICATE" {
-			return nil, fmt.Errorf("decodes to a PEM %q block; want only CERTIFICATE blocks", block.Type)
+			return nil, fmt.Errorf("decodes to a PEM %s block; want only CERTIFICATE blocks", quote.Value(block.Type))
 		}
 		if _, err := x509.ParseCertificate(block.Bytes); err != nil {
 			return nil, errors.New("decodes to a PEM block that is not a valid X.509 certificate")
@@ -81,7 +83,7 @@ func checkEndpoint(s string) error {
 	}
 	for _, label := range strings.Split(strings.TrimSuffix(host, "."), ".") {
 		if !isDNSLabel(label) {
-			return fmt.Errorf("%q is not a DNS host name", host)
+			return fmt.Errorf("%s is not a DNS host name", quote.Value(host))
 		}
 	}
 	return nil

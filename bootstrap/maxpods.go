@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/eksboot/eksboot/ec2api"
+	"github.com/eksboot/eksboot/internal/quote"
 	"github.com/eksboot/eksboot/maxpods"
 	"github.com/eksboot/eksboot/maxpods/expr"
 )
@@ -75,7 +76,7 @@ func (c *Config) setMaxPods(in maxPodsInput) []string {
 			bad("%s ipv6 needs %s (on an IPv4 cluster pods are limited by the ENIs: use secondary-ip or prefix-delegation)", n.mode, n.ipFamily)
 		}
 	default:
-		bad("%s %q: want eni-max-pods, secondary-ip, prefix-delegation or ipv6", n.mode, in.Mode)
+		bad("%s %s: want eni-max-pods, secondary-ip, prefix-delegation or ipv6", n.mode, quote.Value(in.Mode))
 	}
 	computed := in.Mode == modeSecondaryIP || in.Mode == modePrefixDelegation
 	for _, f := range []struct {
@@ -129,7 +130,7 @@ func extraArgsMaxPods(f []string) (int, error) {
 	}
 	n, err := strconv.Atoi(value)
 	if err != nil || n < 1 {
-		return 0, fmt.Errorf("--max-pods %q: want a whole number of pods, 1 or more", value)
+		return 0, fmt.Errorf("--max-pods %s: want a whole number of pods, 1 or more", quote.Value(value))
 	}
 	return n, nil
 }

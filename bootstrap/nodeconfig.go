@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/eksboot/eksboot/internal/quote"
 	"github.com/eksboot/eksboot/kubeletconf"
 	"github.com/eksboot/eksboot/maxpods/expr"
 	"github.com/eksboot/eksboot/rootfs"
@@ -39,7 +40,7 @@ func FromNodeConfig(nc *userdata.NodeConfig, s Settings) (*Config, error) {
 	if cl.Name == "" {
 		bad("spec.cluster.name: required field missing")
 	} else if !isClusterName(cl.Name) {
-		bad("spec.cluster.name %q is not a cluster name: 1-100 letters, digits, '-' or '_', starting with a letter or digit", cl.Name)
+		bad("spec.cluster.name %s is not a cluster name: 1-100 letters, digits, '-' or '_', starting with a letter or digit", quote.Value(cl.Name))
 	}
 	if cl.EnableOutpost != nil {
 		c.OutpostGiven = true
@@ -55,7 +56,7 @@ func FromNodeConfig(nc *userdata.NodeConfig, s Settings) (*Config, error) {
 	}
 	if cl.APIServerEndpoint != "" {
 		if err := checkEndpoint(cl.APIServerEndpoint); err != nil {
-			bad("spec.cluster.apiServerEndpoint %q: %v; want an https URL such as https://0123ABCD.gr7.us-west-2.eks.amazonaws.com", cl.APIServerEndpoint, err)
+			bad("spec.cluster.apiServerEndpoint %s: %v; want an https URL such as https://0123ABCD.gr7.us-west-2.eks.amazonaws.com", quote.Value(cl.APIServerEndpoint), err)
 		} else {
 			c.APIServerEndpoint = cl.APIServerEndpoint
 		}
@@ -64,7 +65,7 @@ func FromNodeConfig(nc *userdata.NodeConfig, s Settings) (*Config, error) {
 	if cl.CIDR != "" {
 		switch p, err := netip.ParsePrefix(cl.CIDR); {
 		case err != nil || p.Addr().Is4In6():
-			bad("spec.cluster.cidr %q: want the cluster's service CIDR, such as 10.100.0.0/16 or fd00:10:96::/112", cl.CIDR)
+			bad("spec.cluster.cidr %s: want the cluster's service CIDR, such as 10.100.0.0/16 or fd00:10:96::/112", quote.Value(cl.CIDR))
 		case p.Addr().Is6():
 			c.ServiceIPv6CIDR, c.IPFamily, c.IPFamilyGiven = p.Masked(), "ipv6", true
 		default:
@@ -95,7 +96,7 @@ func FromNodeConfig(nc *userdata.NodeConfig, s Settings) (*Config, error) {
 			// list is the node's, checked like --dns-cluster-ip.
 			for i, ip := range fields.ClusterDNS {
 				if a, err := netip.ParseAddr(ip); err != nil || a.Zone() != "" {
-					bad("spec.kubelet.config.clusterDNS[%d] %q: want an IP address", i, ip)
+					bad("spec.kubelet.config.clusterDNS[%d] %s: want an IP address", i, quote.Value(ip))
 				}
 			}
 			c.DNSClusterIPs = fields.ClusterDNS
@@ -161,7 +162,7 @@ func FromNodeConfig(nc *userdata.NodeConfig, s Settings) (*Config, error) {
 	for _, k := range slices.Sorted(maps.Keys(sp.FeatureGates)) {
 		switch on := sp.FeatureGates[k]; {
 		case !kubeletconf.KnownFeatureGate(k):
-			bad("spec.featureGates.%s: no such feature gate (eksboot knows %s)", k, strings.Join(knownGates(), ", "))
+			bad("spec.featureGates.%s: no such feature gate (eksboot knows %s)", quote.Name(k), strings.Join(knownGates(), ", "))
 		case !on: // off is every gate's default
 		case k == "InstanceIdNodeName":
 			c.NodeNameFromInstanceID = true
@@ -170,7 +171,7 @@ func FromNodeConfig(nc *userdata.NodeConfig, s Settings) (*Config, error) {
 		}
 	}
 	if len(problems) > 0 {
-		return nil, &UsageError{msg: strings.Join(problems, "; ")}
+		return nil, &UsageError{msg: quote.List(problems)}
 	}
 	return c, nil
 }

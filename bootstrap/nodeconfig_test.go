@@ -70,6 +70,7 @@ func TestFromNodeConfigErrorsNameSpecFields(t *testing.T) {
 		MaxPods:      userdata.MaxPods{Mode: "lots"},
 	}}
 	_, err := FromNodeConfig(nc, DefaultSettings())
+	// Ten problems are listed, and the count of the rest (one readable line).
 	want := `spec.cluster.name "-c" is not a cluster name: 1-100 letters, digits, '-' or '_', starting with a letter or digit; ` +
 		"spec.cluster.enableOutpost: not supported by eksboot yet (see docs/compat.md); " +
 		"spec.cluster.certificateAuthority: does not decode to a PEM certificate; want the base64 encoding of the cluster CA's PEM certificate; " +
@@ -81,7 +82,13 @@ func TestFromNodeConfigErrorsNameSpecFields(t *testing.T) {
 		`spec.maxPods.mode "lots": want eni-max-pods, secondary-ip, prefix-delegation or ipv6; ` +
 		`spec.instance.localStorage.strategy: "RAID5", want RAID0, RAID10 or Mount; ` +
 		"spec.instance.environment.sshd: unknown key, want default, kubelet or containerd; " +
-		"spec.featureGates.FastImagePull: not supported by eksboot yet (see docs/compat.md); " +
+		"and 2 more"
+	if err == nil || err.Error() != want {
+		t.Errorf("error %v\nwant  %s", err, want)
+	}
+	nc.Spec = userdata.Spec{Cluster: userdata.Cluster{Name: "c"}, FeatureGates: nc.Spec.FeatureGates}
+	_, err = FromNodeConfig(nc, DefaultSettings())
+	want = "spec.featureGates.FastImagePull: not supported by eksboot yet (see docs/compat.md); " +
 		"spec.featureGates.Turbo: no such feature gate (eksboot knows InstanceIdNodeName, FastImagePull, OSManagedNoManageENIs)"
 	if err == nil || err.Error() != want {
 		t.Errorf("error %v\nwant  %s", err, want)

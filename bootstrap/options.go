@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/eksboot/eksboot/internal/quote"
 	"github.com/eksboot/eksboot/kubeletconf"
 )
 
@@ -109,7 +110,7 @@ func CheckSettings(o Options, discovery bool) (Settings, error) {
 	var problems []string
 	s := settingsFrom(o, discovery, func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) })
 	if len(problems) > 0 {
-		return s, &UsageError{msg: strings.Join(problems, "; ")}
+		return s, &UsageError{msg: quote.List(problems)}
 	}
 	return s, nil
 }
@@ -127,7 +128,7 @@ func settingsFrom(o Options, discovery bool, bad func(string, ...any)) Settings 
 	switch o.LogFormat {
 	case "console", "json":
 	default:
-		bad("--log-format %q: want console or json", o.LogFormat)
+		bad("--log-format %s: want console or json", quote.Value(o.LogFormat))
 	}
 	if o.IMDSTimeout <= 0 {
 		bad("--imds-timeout %v: want a positive duration such as 60s", o.IMDSTimeout)
@@ -141,14 +142,14 @@ func settingsFrom(o Options, discovery bool, bad func(string, ...any)) Settings 
 	if o.KubeletVersion != "" {
 		var err error
 		if s.KubeletVersion, err = kubeletconf.FindVersion(o.KubeletVersion); err != nil {
-			bad("--kubelet-version %q: want a version such as 1.32.9 or v1.32.9-eks-113cf36", o.KubeletVersion)
+			bad("--kubelet-version %s: want a version such as 1.32.9 or v1.32.9-eks-113cf36", quote.Value(o.KubeletVersion))
 		}
 	}
 	switch o.ImageProfile {
 	case "", ProfileAL2, ProfileAL2023:
 		s.ImageProfile = o.ImageProfile
 	default:
-		bad("--image-profile %q: want %s (or leave it out to detect the image)", o.ImageProfile, strings.Join(ProfileNames(), " or "))
+		bad("--image-profile %s: want %s (or leave it out to detect the image)", quote.Value(o.ImageProfile), strings.Join(ProfileNames(), " or "))
 	}
 	return s
 }
@@ -291,7 +292,7 @@ func flagAsValue(fs *pflag.FlagSet, args []string) error {
 		i++ // the word after a value flag is its value
 	}
 	if len(problems) > 0 {
-		return &UsageError{msg: strings.Join(problems, "; ")}
+		return &UsageError{msg: quote.List(problems)}
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/eksboot/eksboot/internal/quote"
 	"github.com/eksboot/eksboot/kubeletconf"
 	"github.com/eksboot/eksboot/maxpods"
 )
@@ -160,7 +161,7 @@ func Validate(o Options) (*Config, error) {
 	if o.ClusterName == "" {
 		bad("CLUSTER_NAME is missing: give the cluster name as the argument after the flags")
 	} else if !isClusterName(o.ClusterName) {
-		bad("CLUSTER_NAME %q is not a cluster name: 1-100 letters, digits, '-' or '_', starting with a letter or digit", o.ClusterName)
+		bad("CLUSTER_NAME %s is not a cluster name: 1-100 letters, digits, '-' or '_', starting with a letter or digit", quote.Value(o.ClusterName))
 	}
 	var err error
 	c.UseMaxPods = c.flagBool("--use-max-pods", o.UseMaxPods, true)
@@ -183,7 +184,7 @@ func Validate(o Options) (*Config, error) {
 	}
 	if o.APIServerEndpoint != "" {
 		if err := checkEndpoint(o.APIServerEndpoint); err != nil {
-			bad("--apiserver-endpoint %q: %v; want an https URL such as https://0123ABCD.gr7.us-west-2.eks.amazonaws.com", o.APIServerEndpoint, err)
+			bad("--apiserver-endpoint %s: %v; want an https URL such as https://0123ABCD.gr7.us-west-2.eks.amazonaws.com", quote.Value(o.APIServerEndpoint), err)
 		} else {
 			c.APIServerEndpoint = o.APIServerEndpoint
 		}
@@ -197,24 +198,24 @@ func Validate(o Options) (*Config, error) {
 	if o.APIRetryAttempts != "" {
 		n, err := strconv.Atoi(o.APIRetryAttempts)
 		if err != nil || n < 0 || n > 100 {
-			bad("--aws-api-retry-attempts %q: want a whole number from 0 to 100", o.APIRetryAttempts)
+			bad("--aws-api-retry-attempts %s: want a whole number from 0 to 100", quote.Value(o.APIRetryAttempts))
 		}
 		c.APIRetryAttempts = n
 	}
 	if o.ContainerdConfigFile != "" && !strings.HasPrefix(o.ContainerdConfigFile, "/") {
-		bad("--containerd-config-file %q: want an absolute path", o.ContainerdConfigFile)
+		bad("--containerd-config-file %s: want an absolute path", quote.Value(o.ContainerdConfigFile))
 	}
 	if o.PauseContainerAccount != "" && !isAccountID(o.PauseContainerAccount) {
-		bad("--pause-container-account %q: want a 12-digit AWS account ID", o.PauseContainerAccount)
+		bad("--pause-container-account %s: want a 12-digit AWS account ID", quote.Value(o.PauseContainerAccount))
 	}
 	if c.PauseContainerVersion == "" {
 		c.PauseContainerVersion = "3.5"
 	} else if !isImageTag(c.PauseContainerVersion) {
-		bad("--pause-container-version %q: want an image tag (letters, digits, '.', '_', '-'; at most 128)", o.PauseContainerVersion)
+		bad("--pause-container-version %s: want an image tag (letters, digits, '.', '_', '-'; at most 128)", quote.Value(o.PauseContainerVersion))
 	}
 	c.PauseImageGiven = o.PauseContainerAccount != "" || o.PauseContainerVersion != "" || o.PauseContainerImage != ""
 	if o.PauseContainerImage != "" && !imageRepoRE().MatchString(o.PauseContainerImage) {
-		bad("PAUSE_CONTAINER_IMAGE %q: want an image repository without a tag, such as registry.example.com/eks/pause", o.PauseContainerImage)
+		bad("PAUSE_CONTAINER_IMAGE %s: want an image repository without a tag, such as registry.example.com/eks/pause", quote.Value(o.PauseContainerImage))
 	}
 
 	c.ContainerdChosen = o.ContainerRuntime == "containerd"
@@ -223,13 +224,13 @@ func Validate(o Options) (*Config, error) {
 	case "dockerd":
 		bad("--container-runtime dockerd: containerd is the only supported container runtime as of Kubernetes 1.24")
 	default:
-		bad("--container-runtime %q: want containerd", rt)
+		bad("--container-runtime %s: want containerd", quote.Value(rt))
 	}
 
 	if o.DNSClusterIP != "" {
 		for _, ip := range strings.Split(o.DNSClusterIP, ",") {
 			if _, err := netip.ParseAddr(ip); err != nil || strings.Contains(ip, "%") {
-				bad("--dns-cluster-ip %q: %q is not an IP address; want one or more IP addresses separated by commas", o.DNSClusterIP, ip)
+				bad("--dns-cluster-ip %s: %s is not an IP address; want one or more IP addresses separated by commas", quote.Value(o.DNSClusterIP), quote.Value(ip))
 				break
 			}
 			c.DNSClusterIPs = append(c.DNSClusterIPs, ip)
@@ -239,18 +240,18 @@ func Validate(o Options) (*Config, error) {
 	switch family {
 	case "", "ipv4", "ipv6":
 	default:
-		bad("--ip-family %q: want ipv4 or ipv6", o.IPFamily)
+		bad("--ip-family %s: want ipv4 or ipv6", quote.Value(o.IPFamily))
 	}
 	if o.ServiceIPv4CIDR != "" {
 		if p, err := netip.ParsePrefix(o.ServiceIPv4CIDR); err != nil || !p.Addr().Is4() {
-			bad("--service-ipv4-cidr %q: want an IPv4 CIDR such as 10.100.0.0/16", o.ServiceIPv4CIDR)
+			bad("--service-ipv4-cidr %s: want an IPv4 CIDR such as 10.100.0.0/16", quote.Value(o.ServiceIPv4CIDR))
 		} else {
 			c.ServiceIPv4CIDR = p.Masked()
 		}
 	}
 	if o.ServiceIPv6CIDR != "" {
 		if p, err := netip.ParsePrefix(o.ServiceIPv6CIDR); err != nil || !p.Addr().Is6() || p.Addr().Is4In6() {
-			bad("--service-ipv6-cidr %q: want an IPv6 CIDR such as fd00:10:96::/112", o.ServiceIPv6CIDR)
+			bad("--service-ipv6-cidr %s: want an IPv6 CIDR such as fd00:10:96::/112", quote.Value(o.ServiceIPv6CIDR))
 		} else {
 			c.ServiceIPv6CIDR = p.Masked()
 		}
@@ -272,7 +273,7 @@ func Validate(o Options) (*Config, error) {
 	case "mount", "raid0", "raid10":
 		c.LocalDisksArgs = []string{o.LocalDisks}
 	default:
-		bad("--local-disks %q: want mount, raid0, raid10 or none", o.LocalDisks)
+		bad("--local-disks %s: want mount, raid0, raid10 or none", quote.Value(o.LocalDisks))
 	}
 	for _, p := range c.setMaxPods(maxPodsInput{
 		Mode: o.MaxPodsMode, CustomNetworking: o.MaxPodsCustomNetworking, SecurityGroupsForPods: o.MaxPodsSecurityGroupsForPods,
@@ -285,7 +286,7 @@ func Validate(o Options) (*Config, error) {
 		bad("%s", p)
 	}
 	if len(problems) > 0 {
-		return nil, &UsageError{msg: strings.Join(problems, "; ")}
+		return nil, &UsageError{msg: quote.List(problems)}
 	}
 	return c, nil
 }
@@ -303,6 +304,6 @@ func (c *Config) flagBool(flag, value string, def bool) bool {
 	case "false":
 		return false
 	}
-	c.Warnings = append(c.Warnings, fmt.Sprintf("%s %q is taken as false: only \"true\" turns it on (as in bootstrap.sh)", flag, value))
+	c.Warnings = append(c.Warnings, fmt.Sprintf("%s %s is taken as false: only \"true\" turns it on (as in bootstrap.sh)", flag, quote.Value(value)))
 	return false
 }

@@ -3,6 +3,8 @@ package userdata
 import (
 	"fmt"
 	"net/netip"
+
+	"github.com/eksboot/eksboot/internal/quote"
 )
 
 // Source is where NodeConfigs came from, for error messages.
@@ -169,7 +171,7 @@ func Validate(nc *NodeConfig) error {
 	}
 	if c.CIDR != "" {
 		if _, err := netip.ParsePrefix(c.CIDR); err != nil {
-			errs = append(errs, fmt.Sprintf("spec.cluster.cidr: %q is not a CIDR such as 10.100.0.0/16", c.CIDR))
+			errs = append(errs, fmt.Sprintf("spec.cluster.cidr: %s is not a CIDR such as 10.100.0.0/16", quote.Value(c.CIDR)))
 		}
 	}
 	return errs.err()

@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+
+	"github.com/eksboot/eksboot/internal/quote"
 )
 
 var headerLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]*:`) })
@@ -98,7 +100,7 @@ func (d *decoder) multipart(body []byte, boundary string, depth int) error {
 		}
 	}
 	if !found {
-		return fmt.Errorf("part %d: multipart document without a %q delimiter line", len(d.parts)+1, delim)
+		return fmt.Errorf("part %d: multipart document without a %s delimiter line", len(d.parts)+1, quote.Value(delim))
 	}
 	return flush()
 }
@@ -110,7 +112,7 @@ func (d *decoder) part(raw []byte, depth int) error {
 	mt, _, err := parseType(ct)
 	name := fmt.Sprintf("part %d (%s)", len(d.parts)+1, mt)
 	if err != nil {
-		return fmt.Errorf("part %d: Content-Type %q: %w", len(d.parts)+1, ct, err)
+		return fmt.Errorf("part %d: Content-Type %s: %w", len(d.parts)+1, quote.Value(ct), err)
 	}
 	switch cte := strings.ToLower(h["content-transfer-encoding"]); cte {
 	case "", "7bit", "8bit", "binary":
@@ -133,7 +135,7 @@ func (d *decoder) part(raw []byte, depth int) error {
 		}
 		body = out
 	default:
-		return fmt.Errorf("%s: Content-Transfer-Encoding %q: want 7bit, 8bit, binary, base64 or quoted-printable", name, cte)
+		return fmt.Errorf("%s: Content-Transfer-Encoding %s: want 7bit, 8bit, binary, base64 or quoted-printable", name, quote.Value(cte))
 	}
 	if isGzip(body) {
 		out, err := d.gunzip(body)

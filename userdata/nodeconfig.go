@@ -10,6 +10,8 @@ import (
 	"sync"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/eksboot/eksboot/internal/quote"
 )
 
 // NodeConfig's group, version and kind.
@@ -100,7 +102,8 @@ type MaxPods struct {
 // Errors is every problem found in some input, each naming where it is.
 type Errors []string
 
-func (e Errors) Error() string { return strings.Join(e, "; ") }
+// Error lists the first few problems and the count of the rest, on one line.
+func (e Errors) Error() string { return quote.List(e) }
 
 // err returns e as an error, nil when empty.
 func (e Errors) err() error {
@@ -206,5 +209,5 @@ func quoteOrMissing(v any) string {
 	if v == nil {
 		return "missing"
 	}
-	return fmt.Sprintf("%q", fmt.Sprint(v))
+	return quote.Value(fmt.Sprint(v))
 }

@@ -10,6 +10,8 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+
+	"github.com/eksboot/eksboot/internal/quote"
 )
 
 // Limits on untrusted input.
@@ -157,7 +159,7 @@ func (d *decoder) split(body []byte, contentType string, depth int) error {
 	}
 	mt, params, err := parseType(contentType)
 	if contentType != "" && err != nil {
-		return fmt.Errorf("part %d: Content-Type %q: %w", len(d.parts)+1, contentType, err)
+		return fmt.Errorf("part %d: Content-Type %s: %w", len(d.parts)+1, quote.Value(contentType), err)
 	}
 	if strings.HasPrefix(mt, "multipart/") {
 		if depth >= maxDepth {

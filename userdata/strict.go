@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/eksboot/eksboot/internal/quote"
 	"github.com/eksboot/eksboot/kubeletconf"
 )
 
@@ -53,10 +54,10 @@ func checkFields(v any, t reflect.Type, at string, errs Errors) Errors {
 		for _, k := range keys {
 			ft, ok := fields[k]
 			if !ok {
-				errs = append(errs, fmt.Sprintf("%s: unknown field", join(at, k)))
+				errs = append(errs, fmt.Sprintf("%s: unknown field", join(at, quote.Name(k))))
 				continue
 			}
-			errs = checkFields(obj[k], ft, join(at, k), errs)
+			errs = checkFields(obj[k], ft, join(at, quote.Name(k)), errs)
 		}
 	case reflect.Map:
 		obj, ok := v.(map[string]any)
@@ -72,7 +73,7 @@ func checkFields(v any, t reflect.Type, at string, errs Errors) Errors {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			errs = checkFields(obj[k], t.Elem(), join(at, k), errs)
+			errs = checkFields(obj[k], t.Elem(), join(at, quote.Name(k)), errs)
 		}
 	case reflect.Slice, reflect.Array:
 		if t.Elem().Kind() == reflect.Uint8 {
@@ -165,7 +166,7 @@ func jsonKind(v any) string {
 	case []any:
 		return "a list"
 	case string:
-		return fmt.Sprintf("the string %q", v)
+		return "the string " + quote.Value(v)
 	case bool:
 		return fmt.Sprintf("%v", v)
 	case float64:
