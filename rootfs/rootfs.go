@@ -2,9 +2,11 @@
 // interpreted under a root directory (--root, "/" on a node, a temporary directory in
 // tests), symlinks are resolved as if that directory were "/", and nothing is ever read
 // or written outside it. Writes are atomic (same-directory temporary file, fsync,
-// rename, fsync of the directory) and skipped when the bytes and mode are unchanged, so
-// a crash leaves each file either old or new and a rerun with the same inputs writes
-// nothing.
+// rename, fsync of the directory) and skipped when the bytes, mode and owner are
+// unchanged, so a crash leaves each file either old or new and a rerun with the same
+// inputs writes nothing. Apply changes a node as a whole: every file is staged before
+// the first rename, and files are removed only after the last. Reads take regular
+// files only, without blocking, through a limit. Lock keeps two runs apart.
 package rootfs
 
 import (
