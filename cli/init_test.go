@@ -70,8 +70,10 @@ func TestInitBadInput(t *testing.T) {
 			want: "user data: merged NodeConfig: spec.cluster.cidr: required field missing"},
 		{name: "bad kubelet config value", userData: strings.Replace(good, "maxPods: 110", "maxPods: lots", 1),
 			want: `user data: part 1 (application/node.eks.aws): spec.kubelet.config.maxPods: want a whole number, got the string "lots"`},
-		{name: "bad values, named as NodeConfig fields", userData: strings.Replace(strings.Replace(good, "cidr: 10.100.0.0/16", "cidr: 10.100.0.0/16\n    name: -bad", 1), "    flags:\n", "    flags:\n      - \"--a=\\nb\"\n", 1),
+		{name: "bad values, named as NodeConfig fields", userData: strings.Replace(strings.Replace(good, "name: my-cluster", "name: -bad", 1), "    flags:\n", "    flags:\n      - \"--a=\\nb\"\n", 1),
 			want: `user data: merged NodeConfig: spec.cluster.name "-bad" is not a cluster name: 1-100 letters, digits, '-' or '_', starting with a letter or digit; spec.kubelet.flags[0]: a line break at byte 4 is not allowed`},
+		{name: "duplicate key", userData: strings.Replace(good, "cidr: 10.100.0.0/16", "cidr: 10.100.0.0/16\n    name: other-cluster", 1),
+			want: "user data: part 1 (application/node.eks.aws): spec.cluster.name: duplicate key"},
 		{name: "bad drop-in", userData: good, dropIns: map[string]string{"50-x.yaml": "apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec: {kubelet: {flagz: []}}\n"},
 			want: "user data: /etc/eks/eksboot.d/50-x.yaml: spec.kubelet.flagz: unknown field"},
 	} {

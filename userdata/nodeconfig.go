@@ -165,7 +165,11 @@ func stripComments(doc string) string {
 
 // decodeOne decodes one document.
 func decodeOne(doc []byte) (*NodeConfig, error) {
-	j, err := yaml.YAMLToJSON(bytes.ReplaceAll(doc, []byte("\r\n"), []byte("\n")))
+	doc = bytes.ReplaceAll(doc, []byte("\r\n"), []byte("\n"))
+	if errs := duplicateKeys(doc); len(errs) > 0 {
+		return nil, errs
+	}
+	j, err := yaml.YAMLToJSON(doc)
 	if err != nil {
 		return nil, fmt.Errorf("not YAML or JSON: %w", err)
 	}
