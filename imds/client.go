@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -49,6 +50,9 @@ func (e *tooLargeError) Error() string {
 }
 
 func (e *tooLargeError) Is(target error) bool { return target == errTooLarge }
+
+// RetryableError tells the SDK's retryers not to ask again.
+func (e *tooLargeError) RetryableError() bool { return false }
 
 // limitOf returns the limit of the answer to a request for urlPath.
 func limitOf(urlPath string) int64 {
@@ -99,6 +103,9 @@ func (e *redirectError) Error() string {
 
 func (e *redirectError) Is(target error) bool { return target == errRedirect }
 
+// RetryableError tells the SDK's retryers not to ask again.
+func (e *redirectError) RetryableError() bool { return false }
+
 // refuseRedirect is the CheckRedirect of every IMDS client: IMDS never redirects.
 func refuseRedirect(req *http.Request, _ []*http.Request) error {
 	status := 0
@@ -120,13 +127,7 @@ type client struct {
 }
 
 func newClient(opts Options) *client {
-	tr := &http.Transport{
-		Proxy:               nil, // IMDS is link-local: never through a proxy from the environment
-		DialContext:         (&net.Dialer{KeepAlive: 30 * time.Second}).DialContext,
-		MaxIdleConnsPerHost: 16, // the parallel paths reuse their connections
-		IdleConnTimeout:     30 * time.Second,
-		DisableCompression:  true,
-	}
+	tr := newTransport()
 	fallback := aws.FalseTernary
 	if opts.AllowIMDSv1 {
 		fallback = aws.TrueTernary
@@ -140,6 +141,92 @@ func newClient(opts Options) *client {
 		DisableDefaultTimeout:    true,
 		DisableDefaultMaxBackoff: true,
 	})}
+}
+
+// newTransport returns the transport of an IMDS client.
+func newTransport() *http.Transport {
+	return &http.Transport{
+		Proxy:               nil, // IMDS is link-local: never through a proxy from the environment
+		DialContext:         (&net.Dialer{KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConnsPerHost: 16, // the parallel paths reuse their connections
+		IdleConnTimeout:     30 * time.Second,
+		DisableCompression:  true,
+	}
+}
+
+// MetadataClient reads meta-data paths for readers other than Fetch (the
+// instance profile's credentials, read by the SDK's ec2rolecreds, whose
+// GetMetadataAPIClient it implements), under Fetch's rules: IMDSv2 only unless
+// allowed, no proxy, no redirect followed, every answer through its limit
+// (MaxAnswer), a token answer checked and never quoted. The SDK's own retries
+// and timeouts apply. Its errors are *PathError, with the GET's status.
+type MetadataClient struct {
+	sdk     *sdkimds.Client
+	allowV1 bool
+}
+
+// NewMetadataClient returns a MetadataClient for endpoint, a base URL as
+// Options.Endpoint ("" the SDK's default address); allowIMDSv1 is as
+// Options.AllowIMDSv1.
+func NewMetadataClient(endpoint string, allowIMDSv1 bool) *MetadataClient {
+	fallback := aws.FalseTernary
+	if allowIMDSv1 {
+		fallback = aws.TrueTernary
+	}
+	return &MetadataClient{allowV1: allowIMDSv1, sdk: sdkimds.New(sdkimds.Options{
+		Endpoint:          endpoint,
+		ClientEnableState: sdkimds.ClientEnabled,
+		EnableFallback:    fallback,
+		HTTPClient:        &recorder{hc: &http.Client{Transport: newTransport(), CheckRedirect: refuseRedirect}},
+	})}
+}
+
+// GetMetadata reads latest/meta-data/<in.Path>.
+func (c *MetadataClient) GetMetadata(ctx context.Context, in *sdkimds.GetMetadataInput, optFns ...func(*sdkimds.Options)) (*sdkimds.GetMetadataOutput, error) {
+	ex := &exchange{}
+	out, err := c.sdk.GetMetadata(context.WithValue(ctx, exchangeKey{}, ex), in, optFns...)
+	if err == nil {
+		return out, nil
+	}
+	path := "latest/meta-data/" + strings.TrimLeft(in.Path, "/")
+	var tl *tooLargeError
+	var re *redirectError
+	switch ts := ex.tokenStatus; {
+	case errors.As(ex.err, &re) || errors.As(ex.tokenErr, &re):
+		err = re
+	case errors.As(err, &tl):
+		err = tl
+	case ex.tokenErr != nil:
+		err = fmt.Errorf("session token (PUT %s): %w", PathToken, ex.tokenErr)
+	case !c.allowV1 && (ts == http.StatusForbidden || ts == http.StatusNotFound || ts == http.StatusMethodNotAllowed):
+		err = fmt.Errorf("the service refused an IMDSv2 session token (PUT %s: %w) and IMDSv1 fallback is off", PathToken, statusError(ts))
+	case ts != 0 && ts != http.StatusOK:
+		err = fmt.Errorf("session token (PUT %s): %w", PathToken, statusError(ts))
+	case ex.status != 0 && ex.status != http.StatusOK:
+		err = statusError(ex.status)
+	}
+	return nil, &PathError{Path: path, Attempts: 1, Status: ex.status, Err: err}
+}
+
+// EnvV1Disabled is the AWS SDKs' variable that turns IMDSv1 off ("true").
+const EnvV1Disabled = "AWS_EC2_METADATA_V1_DISABLED"
+
+// V1Allowed reports whether IMDSv1 may be used: only when asked for (flag,
+// --imds-v1-fallback) and AWS_EC2_METADATA_V1_DISABLED is not true. A value of
+// the variable other than true or false (any case) is an error naming it.
+// getenv nil means os.Getenv.
+func V1Allowed(flag bool, getenv func(string) string) (bool, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	switch v := getenv(EnvV1Disabled); {
+	case v == "", strings.EqualFold(v, "false"):
+		return flag, nil
+	case strings.EqualFold(v, "true"):
+		return false, nil
+	default:
+		return false, fmt.Errorf("%s=%s: want true or false", EnvV1Disabled, excerpt(v))
+	}
 }
 
 // close releases the client's idle connections.
@@ -178,24 +265,25 @@ func (r *recorder) Do(req *http.Request) (*http.Response, error) {
 		limit := limitOf(req.URL.Path)
 		resp.Body = &limitedBody{rc: resp.Body, left: limit, limit: limit}
 	}
-	if ex == nil {
-		return resp, err
+	var terr error
+	if err == nil && isToken && resp.StatusCode == http.StatusOK {
+		terr = checkToken(resp)
 	}
-	switch {
-	case err != nil && isToken:
-		ex.tokenErr = unwrapURL(err)
-	case err != nil:
-		ex.err = unwrapURL(err)
-	case isToken:
-		ex.tokenStatus = resp.StatusCode
-		if resp.StatusCode == http.StatusOK {
-			if terr := checkToken(resp); terr != nil {
-				ex.tokenErr = terr
-				return nil, terr
-			}
+	if ex != nil {
+		switch {
+		case err != nil && isToken:
+			ex.tokenErr = unwrapURL(err)
+		case err != nil:
+			ex.err = unwrapURL(err)
+		case isToken:
+			ex.tokenStatus = resp.StatusCode
+			ex.tokenErr = terr
+		default:
+			ex.status = resp.StatusCode
 		}
-	default:
-		ex.status = resp.StatusCode
+	}
+	if terr != nil {
+		return nil, terr
 	}
 	return resp, err
 }
