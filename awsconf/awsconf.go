@@ -11,6 +11,11 @@
 // and reads the handful of AWS environment variables that matter on a node; the
 // service clients resolve endpoints, FIPS and dual-stack through the SDK's usual
 // configuration-source interfaces. docs/compat.md lists what is not read.
+//
+// The instance-profile read keeps the rules of the rest of eksboot's IMDS reads
+// (imds.MetadataClient): IMDSv2 only unless Options.IMDSv1Fallback, no proxy,
+// no redirect, bounded answers; and it waits, bounded, while IMDS says no role
+// is attached yet. No client of the config follows a redirect (NoRedirects).
 package awsconf
 
 import (
@@ -20,9 +25,11 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
@@ -30,6 +37,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/credentials/ec2rolecreds"
 	sdkimds "github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
+
+	"github.com/eksboot/eksboot/imds"
 )
 
 // The environment variables Load reads (the AWS SDKs' names).
@@ -54,6 +63,15 @@ type Options struct {
 	// IMDSEndpoint is the IMDS base URL for the instance-profile credentials; empty
 	// means the SDK's default.
 	IMDSEndpoint string
+	// IMDSv1Fallback lets the instance-profile read go without a session token
+	// when IMDS refuses one (--imds-v1-fallback), unless AWS_EC2_METADATA_V1_DISABLED
+	// is true. Off, the read is IMDSv2 only, like the rest of eksboot (the SDK's
+	// own default falls back).
+	IMDSv1Fallback bool
+	// CredentialsWait bounds how long the instance-profile read asks again while
+	// IMDS answers 404 for iam/security-credentials/ (the role is not attached
+	// yet, early in boot). Zero means DefaultCredentialsWait; below zero, no wait.
+	CredentialsWait time.Duration
 	// MaxAttempts bounds the attempts of each call (the first included) with the
 	// SDK's standard retryer; 0 leaves the SDK's default.
 	MaxAttempts int
@@ -80,7 +98,8 @@ func Load(opts Options) (aws.Config, error) {
 		readFile = os.ReadFile
 	}
 	src, err := readEnv(getenv)
-	if err != nil {
+	allowV1, errV1 := imds.V1Allowed(opts.IMDSv1Fallback, getenv)
+	if err := errors.Join(err, errV1); err != nil {
 		return aws.Config{}, err
 	}
 	cfg := aws.Config{
@@ -114,7 +133,7 @@ func Load(opts Options) (aws.Config, error) {
 			tr.TLSClientConfig.RootCAs = pool
 		})
 	}
-	cfg.HTTPClient = client
+	cfg.HTTPClient = NoRedirects(client.GetTransport())
 
 	switch id, secret := getenv(EnvAccessKeyID), getenv(EnvSecretAccessKey); {
 	case id != "" && secret != "":
@@ -124,13 +143,104 @@ func Load(opts Options) (aws.Config, error) {
 			return aws.Credentials{}, fmt.Errorf("no AWS credentials: %s and %s are not both set, and %s=true turns off the instance profile", EnvAccessKeyID, EnvSecretAccessKey, EnvIMDSDisabled)
 		})
 	default:
-		endpoint := opts.IMDSEndpoint
-		cfg.Credentials = aws.NewCredentialsCache(ec2rolecreds.New(func(o *ec2rolecreds.Options) {
-			o.Client = sdkimds.New(sdkimds.Options{Endpoint: endpoint})
-		}))
+		client := &roleWait{
+			c:    imds.NewMetadataClient(opts.IMDSEndpoint, allowV1),
+			wait: cmp.Or(opts.CredentialsWait, DefaultCredentialsWait),
+			min:  credentialsMinBackoff,
+		}
+		cfg.Credentials = aws.NewCredentialsCache(ec2rolecreds.New(func(o *ec2rolecreds.Options) { o.Client = client }))
 	}
 	return cfg, nil
 }
+
+// DefaultCredentialsWait is how long the instance-profile read waits, by default,
+// for a role that is not attached yet (Options.CredentialsWait).
+const DefaultCredentialsWait = 30 * time.Second
+
+// credentialsMinBackoff is the first backoff of roleWait; it doubles up to 2 s.
+const credentialsMinBackoff = 200 * time.Millisecond
+
+// roleWait is the instance-profile read's IMDS client: a 404 of
+// iam/security-credentials/ (the role is not attached yet) is asked again with a
+// jittered exponential backoff for up to wait, within the caller's context.
+type roleWait struct {
+	c    *imds.MetadataClient
+	wait time.Duration
+	min  time.Duration
+}
+
+// GetMetadata implements ec2rolecreds.GetMetadataAPIClient.
+func (r *roleWait) GetMetadata(ctx context.Context, in *sdkimds.GetMetadataInput, optFns ...func(*sdkimds.Options)) (*sdkimds.GetMetadataOutput, error) {
+	start := time.Now()
+	backoff := r.min
+	for attempt := 1; ; attempt++ {
+		out, err := r.c.GetMetadata(ctx, in, optFns...)
+		var pe *imds.PathError
+		if err == nil || !strings.HasPrefix(strings.TrimLeft(in.Path, "/"), "iam/security-credentials") ||
+			!errors.As(err, &pe) || pe.Status != http.StatusNotFound {
+			return out, err
+		}
+		d := backoff/2 + rand.N(backoff/2+1)
+		if r.wait <= 0 || time.Since(start)+d > r.wait {
+			return nil, fmt.Errorf("IMDS latest/meta-data/%s answered 404 (not found) %d times in %v (the wait is %v): no instance profile role is attached to the instance", strings.TrimLeft(in.Path, "/"), attempt, time.Since(start).Round(time.Millisecond), r.wait)
+		}
+		t := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("IMDS latest/meta-data/%s answered 404 (not found) %d times: no instance profile role is attached yet: %w", strings.TrimLeft(in.Path, "/"), attempt, context.Cause(ctx))
+		case <-t.C:
+		}
+		backoff = min(2*backoff, 2*time.Second)
+	}
+}
+
+// NoRedirects returns an HTTP client over tr that follows no redirect: a 3xx
+// answer is a *RedirectError naming the request and where it pointed, which the
+// SDK's retryers do not retry. AWS's EC2 and EKS APIs answer directly; a
+// redirect comes from something in between and, followed, would send the
+// request's session token (X-Amz-Security-Token) to another host.
+func NoRedirects(tr http.RoundTripper) aws.HTTPClient {
+	return &noRedirects{hc: &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error {
+		return http.ErrUseLastResponse // Do turns it into an error
+	}}}
+}
+
+// noRedirects is NoRedirects' client.
+type noRedirects struct{ hc *http.Client }
+
+// Do sends req; a 3xx answer is an error.
+func (c *noRedirects) Do(req *http.Request) (*http.Response, error) {
+	resp, err := c.hc.Do(req)
+	if err != nil || resp.StatusCode < 300 || resp.StatusCode > 399 {
+		return resp, err
+	}
+	resp.Body.Close()
+	host := ""
+	if loc, err := resp.Location(); err == nil {
+		host = loc.Host
+	}
+	return nil, &RedirectError{Method: req.Method, Path: req.URL.Path, Status: resp.StatusCode, Host: host}
+}
+
+// RedirectError is a redirect that NoRedirects' client refused to follow.
+type RedirectError struct {
+	Method string // the request's method
+	Path   string // the request's URL path
+	Status int    // the 3xx status
+	Host   string // the host the redirect pointed to
+}
+
+func (e *RedirectError) Error() string {
+	host := e.Host
+	if len(host) > 64 {
+		host = host[:64] + "..."
+	}
+	return fmt.Sprintf("%s %s answered %d, a redirect to host %q: not followed (AWS APIs answer directly; a redirect comes from something in between)", e.Method, e.Path, e.Status, host)
+}
+
+// RetryableError tells the SDK's retryers (and eksapi.Retryable) not to ask again.
+func (e *RedirectError) RetryableError() bool { return false }
 
 // loadCABundle reads the PEM certificates at path into a pool.
 func loadCABundle(readFile func(string) ([]byte, error), path string) (*x509.CertPool, error) {
