@@ -29,6 +29,8 @@ import (
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/smithy-go"
+
+	"github.com/eksboot/eksboot/awsconf"
 )
 
 // signingName is EKS's SigV4 service name.
@@ -52,7 +54,7 @@ type Client struct {
 var _ API = (*Client)(nil)
 
 // New returns a Client that calls EKS with cfg: its region, credentials and HTTP
-// client, and the endpoint that cfg's settings give (AWS_ENDPOINT_URL_EKS,
+// client (when nil, one that follows no redirect: awsconf.NoRedirects), and the endpoint that cfg's settings give (AWS_ENDPOINT_URL_EKS,
 // AWS_ENDPOINT_URL, FIPS, dual-stack; see Endpoint). Every call is one request, with
 // no retries of its own: Discover's retry budget and backoff are the only ones in play.
 func New(cfg aws.Config) (*Client, error) {
@@ -65,7 +67,7 @@ func New(cfg aws.Config) (*Client, error) {
 	}
 	hc := cfg.HTTPClient
 	if hc == nil {
-		hc = awshttp.NewBuildableClient()
+		hc = awsconf.NoRedirects(awshttp.NewBuildableClient().GetTransport()) // the SDK's own follows 307 and 308 anywhere
 	}
 	return &Client{
 		http:     hc,

@@ -239,3 +239,52 @@ func TestCustomEndpoint(t *testing.T) {
 		})
 	}
 }
+
+// TestNoRedirects: a redirect is an error naming the request, final for Discover,
+// and the other host sees nothing (today's SDK client followed a 307 with the
+// session token), whether the client is eksapi's default or awsconf's.
+func TestNoRedirects(t *testing.T) {
+	var leaked []string
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		leaked = append(leaked, r.Header.Get("X-Amz-Security-Token"))
+		_, _ = w.Write([]byte(`{"cluster":{"name":"demo","status":"ACTIVE"}}`))
+	}))
+	t.Cleanup(other.Close)
+	for _, code := range []int{301, 302, 307, 308} {
+		for _, client := range []string{"default", "awsconf"} {
+			t.Run(http.StatusText(code)+"/"+client, func(t *testing.T) {
+				leaked = nil
+				srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					http.Redirect(w, r, other.URL+r.URL.Path, code)
+				}))
+				t.Cleanup(srv.Close)
+				cfg := aws.Config{
+					Region:       "eu-west-1",
+					BaseEndpoint: aws.String(srv.URL),
+					Credentials:  aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) { return staticCreds, nil }),
+				}
+				if client == "awsconf" {
+					loaded, err := awsconf.Load(awsconf.Options{Region: "eu-west-1", Getenv: func(string) string { return "" }})
+					if err != nil {
+						t.Fatal(err)
+					}
+					cfg.HTTPClient = loaded.HTTPClient
+				}
+				c, err := eksapi.New(cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, err = c.DescribeCluster(context.Background(), "demo")
+				if err == nil || !strings.Contains(err.Error(), "GET /clusters/demo answered") || !strings.Contains(err.Error(), "not followed") {
+					t.Errorf("DescribeCluster error %v, want one saying the redirect of GET /clusters/demo was not followed", err)
+				}
+				if err != nil && eksapi.Retryable(err) {
+					t.Errorf("Retryable(%v) = true, want false", err)
+				}
+				if len(leaked) != 0 {
+					t.Errorf("the other host got %d requests (session tokens %q), want none", len(leaked), leaked)
+				}
+			})
+		}
+	}
+}

@@ -232,9 +232,14 @@ func sleep(ctx context.Context, d time.Duration) error {
 
 // Retryable reports whether a failed call may succeed if made again: throttling,
 // EKS server errors (HTTP 429 and 5xx), and anything that is not an EKS answer
-// (network failures, timeouts, credentials not available yet). Other EKS errors,
-// such as AccessDeniedException or ResourceNotFoundException, are final.
+// (network failures, timeouts, credentials not available yet), unless the error
+// says it is final (RetryableError() false: a refused redirect). Other EKS
+// errors, such as AccessDeniedException or ResourceNotFoundException, are final.
 func Retryable(err error) bool {
+	var final interface{ RetryableError() bool } // the SDK's convention: a refused redirect says no
+	if errors.As(err, &final) {
+		return final.RetryableError()
+	}
 	var apiErr smithy.APIError
 	if !errors.As(err, &apiErr) {
 		return true

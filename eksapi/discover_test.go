@@ -3,12 +3,15 @@ package eksapi
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/aws/smithy-go"
+
+	"github.com/eksboot/eksboot/awsconf"
 )
 
 // script is a fake API that gives its answers in turn (the last one again and again).
@@ -165,6 +168,7 @@ func TestRetryable(t *testing.T) {
 		{&smithy.GenericAPIError{Code: "InvalidParameterException"}, false},
 		{errors.New("dial tcp 127.0.0.1:1: connect: connection refused"), true},
 		{context.DeadlineExceeded, true},
+		{fmt.Errorf("describe cluster demo: %w", &awsconf.RedirectError{Method: "GET", Path: "/clusters/demo", Status: 307, Host: "elsewhere"}), false},
 	}
 	for _, tc := range tests {
 		if got := Retryable(tc.err); got != tc.want {
