@@ -51,7 +51,14 @@ var _ API = (*Client)(nil)
 // call. An empty region falls back to AWS_REGION. Nothing is sent until a call is
 // made; give each call a ctx with a deadline.
 func LoadConfig(region, imdsEndpoint string) (aws.Config, error) {
-	cfg, err := awsconf.Load(awsconf.Options{Region: region, IMDSEndpoint: imdsEndpoint, MaxAttempts: MaxAttempts})
+	return LoadConfigFor(region, imdsEndpoint, false)
+}
+
+// LoadConfigFor is LoadConfig whose instance-profile read may fall back to IMDSv1
+// when imdsV1Fallback (--imds-v1-fallback; awsconf.Options.IMDSv1Fallback) says so
+// and AWS_EC2_METADATA_V1_DISABLED does not forbid it. LoadConfig is IMDSv2 only.
+func LoadConfigFor(region, imdsEndpoint string, imdsV1Fallback bool) (aws.Config, error) {
+	cfg, err := awsconf.Load(awsconf.Options{Region: region, IMDSEndpoint: imdsEndpoint, IMDSv1Fallback: imdsV1Fallback, MaxAttempts: MaxAttempts})
 	if err != nil {
 		return aws.Config{}, fmt.Errorf("aws config for region %q: %w", region, err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/eksboot/eksboot/ec2api/ec2test"
+	"github.com/eksboot/eksboot/imds/imdstest"
 	"github.com/eksboot/eksboot/maxpods"
 )
 
@@ -209,4 +210,37 @@ func TestLoadConfig(t *testing.T) {
 			t.Errorf("LoadConfig without a region: error %v, want one naming the missing region", err)
 		}
 	})
+}
+
+// TestLoadConfigForIMDSv1: the instance-profile read of LoadConfig is IMDSv2 only;
+// LoadConfigFor with the fallback may read without a token.
+func TestLoadConfigForIMDSv1(t *testing.T) {
+	hermeticEnv(t, "http://127.0.0.1:1")
+	for _, k := range []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_EC2_METADATA_DISABLED", "AWS_EC2_METADATA_V1_DISABLED"} {
+		t.Setenv(k, "")
+		os.Unsetenv(k)
+	}
+	fake, err := imdstest.NewServer(imdstest.DefaultInstance())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = fake.Close() })
+	role, creds := "eks-node-role", `{"Code":"Success","Type":"AWS-HMAC","AccessKeyId":"ASIAV1","SecretAccessKey":"s","Token":"t","Expiration":"2100-01-01T00:00:00Z"}`
+	fake.SetOverride("latest/meta-data/iam/security-credentials/", &role)
+	fake.SetOverride("latest/meta-data/iam/security-credentials/"+role, &creds)
+	fake.SetIMDSv1(true)
+	fake.SetFaults("latest/api/token", imdstest.Fault{Kind: imdstest.FaultStatus, Status: 403})
+	for _, fallback := range []bool{false, true} {
+		cfg, err := LoadConfigFor("us-west-2", fake.URL(), fallback)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := cfg.Credentials.Retrieve(context.Background())
+		if fallback && (err != nil || got.AccessKeyID != "ASIAV1") {
+			t.Errorf("fallback on: Retrieve = %s, %v; want the credentials over IMDSv1", got.AccessKeyID, err)
+		}
+		if !fallback && (err == nil || !strings.Contains(err.Error(), "IMDSv1 fallback is off")) {
+			t.Errorf("fallback off: Retrieve = %s, %v; want an error saying IMDSv1 fallback is off", got.AccessKeyID, err)
+		}
+	}
 }
