@@ -232,7 +232,7 @@ func NewFlagSet(name string, o *Options) *pflag.FlagSet {
 func Parse(args []string, getenv func(string) string) (Options, error) {
 	var o Options
 	fs := NewFlagSet("bootstrap", &o)
-	if err := flagAsValue(fs, args); err != nil {
+	if err := CheckFlagValues(fs, args); err != nil {
 		return o, err
 	}
 	if err := fs.Parse(args); err != nil {
@@ -261,12 +261,13 @@ func Parse(args []string, getenv func(string) string) (Options, error) {
 	return o, nil
 }
 
-// flagAsValue reports each flag of fs that takes a value but is followed by another
-// of fs's flags, as an unquoted empty variable gives (--dns-cluster-ip $DNS
+// CheckFlagValues reports each flag of fs that takes a value but is followed by
+// another of fs's flags, as an unquoted empty variable gives (--dns-cluster-ip $DNS
 // --use-max-pods false): pflag would take the second flag as the value and leave its
 // own value as a stray argument. A value such as --kubelet-extra-args'
-// "--max-pods=58" is not one of fs's flags and passes.
-func flagAsValue(fs *pflag.FlagSet, args []string) error {
+// "--max-pods=58" is not one of fs's flags and passes. Call it before fs.Parse(args);
+// the error is a UsageError.
+func CheckFlagValues(fs *pflag.FlagSet, args []string) error {
 	known := func(word string) (*pflag.Flag, bool) {
 		name, ok := strings.CutPrefix(word, "--")
 		if !ok {
