@@ -47,7 +47,7 @@ func ResolveEndpoint(flagValue string, getenv func(string) string) (string, erro
 	}
 	endpoint, err := checkEndpoint(value)
 	if err != nil {
-		return "", fmt.Errorf("imds: %s %q: %w", source, value, err)
+		return "", fmt.Errorf("imds: %s %s: %w", source, excerpt(value), err)
 	}
 	return endpoint, nil
 }
@@ -60,6 +60,9 @@ func checkEndpoint(v string) (string, error) {
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
+		if len(err.Error()) > 80 { // net/url's errors quote the value
+			return "", errors.New("not a URL")
+		}
 		return "", fmt.Errorf("not a URL: %w", err)
 	}
 	switch {
@@ -67,16 +70,18 @@ func checkEndpoint(v string) (string, error) {
 		return "", errors.New("want an http:// or https:// URL")
 	case u.Opaque != "" || u.Hostname() == "":
 		return "", errors.New("URL has no host")
+	case len(u.Hostname()) > 253:
+		return "", fmt.Errorf("host name of %d bytes, longer than any DNS name (253)", len(u.Hostname()))
 	case u.User != nil:
 		return "", errors.New("URL must not carry user info")
 	case u.Path != "" && u.Path != "/":
-		return "", fmt.Errorf("URL must not have a path, has %q", u.Path)
+		return "", fmt.Errorf("URL must not have a path, has %s", excerpt(u.Path))
 	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.ContainsAny(v, "?#"):
 		return "", errors.New("URL must not have a query or fragment")
 	}
 	if p := u.Port(); p != "" {
 		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
-			return "", fmt.Errorf("bad port %q", p)
+			return "", fmt.Errorf("bad port %s", excerpt(p))
 		}
 	} else if strings.HasSuffix(u.Host, ":") {
 		return "", errors.New("empty port")

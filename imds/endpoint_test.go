@@ -75,3 +75,31 @@ func TestResolveEndpointNilGetenv(t *testing.T) {
 		t.Fatalf("ResolveEndpoint(\"\", nil) = %q, %v; want http://127.0.0.1:9", got, err)
 	}
 }
+
+// TestResolveEndpointErrorsQuoteAShortPrefix: a CA (or any long value) given as
+// the endpoint is never echoed: at most a short prefix, and a certificate not at all.
+func TestResolveEndpointErrorsQuoteAShortPrefix(t *testing.T) {
+	ca := "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUQ" + strings.Repeat("A", 2000) + "\n-----END CERTIFICATE-----\n"
+	for name, value := range map[string]string{
+		"a CA":             ca,
+		"a long host":      "http://" + strings.Repeat("a", 10<<10),
+		"a long path":      "http://127.0.0.1/" + strings.Repeat("p", 10<<10),
+		"a long bad port":  "http://127.0.0.1:" + strings.Repeat("9", 10<<10),
+		"control bytes":    "http://127.0.0.1/\x1b[31mred",
+		"a long bootstrap": strings.Repeat("h", 10<<10) + "/x",
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := ResolveEndpoint(value, func(string) string { return "" })
+			if err == nil {
+				t.Fatal("no error")
+			}
+			msg := err.Error()
+			if len(msg) > 300 || strings.Contains(msg, "BEGIN CERTIFICATE") || strings.Contains(msg, "\x1b") {
+				t.Errorf("error of %d bytes quotes too much: %.300q", len(msg), msg)
+			}
+			if !strings.Contains(msg, EndpointFlag) {
+				t.Errorf("error %q does not name the flag", msg)
+			}
+		})
+	}
+}

@@ -210,7 +210,7 @@ func Fetch(ctx context.Context, opts Options) (*Facts, error) {
 func fetch(ctx context.Context, opts Options, sequential bool) (*Facts, error) {
 	if opts.Endpoint != "" {
 		if _, err := checkEndpoint(opts.Endpoint); err != nil {
-			return nil, fmt.Errorf("imds: endpoint %q: %w", opts.Endpoint, err)
+			return nil, fmt.Errorf("imds: endpoint %s: %w", excerpt(opts.Endpoint), err)
 		}
 	}
 	opts = opts.withDefaults()

@@ -161,7 +161,7 @@ func TestFetch(t *testing.T) {
 			},
 			want: func(f *imds.Facts) {
 				f.LocalHostname = "ip-192-168-45-67.ec2.internal" // the first; TestFetchTakesTheFirstOfSeveralHostNames
-				f.Warnings = []string{`IMDS latest/meta-data/local-hostname has 2 names ("ip-192-168-45-67.ec2.internal ex"... (41 bytes)); using the first, "ip-192-168-45-67.ec2.internal"`}
+				f.Warnings = []string{`IMDS latest/meta-data/local-hostname has 2 names ("ip-192-168-45-67.ec2.internal example.co"…(41 bytes)); using the first, "ip-192-168-45-67.ec2.internal"`}
 				f.VPCIPv4CIDRs = []string{"192.168.0.0/16", "10.1.0.0/16"}
 			},
 		},

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+
+	"github.com/eksboot/eksboot/internal/quote"
 )
 
 var (
@@ -89,16 +91,10 @@ func singleLine(body string) (string, error) {
 	return text, nil
 }
 
-// excerpt quotes s for an error message: at most its first 32 characters,
-// unprintable ones escaped, with "..." and the length when it was longer. No
-// value from the token endpoint is ever given to it (checkToken).
-func excerpt(s string) string {
-	const max = 32
-	if r := []rune(s); len(r) > max {
-		return fmt.Sprintf("%q... (%d bytes)", string(r[:max]), len(s))
-	}
-	return fmt.Sprintf("%q", s)
-}
+// excerpt quotes s for an error message as every eksboot error does
+// (quote.Value: a short escaped prefix, never a certificate). No value from the
+// token endpoint is ever given to it (checkToken).
+func excerpt(s string) string { return quote.Value(s) }
 
 // Length caps of facts: longer values are no real instance's.
 const (
