@@ -39,6 +39,7 @@ import (
 	sdkimds "github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
 
 	"github.com/eksboot/eksboot/imds"
+	"github.com/eksboot/eksboot/internal/quote"
 )
 
 // The environment variables Load reads (the AWS SDKs' names).
@@ -232,11 +233,7 @@ type RedirectError struct {
 }
 
 func (e *RedirectError) Error() string {
-	host := e.Host
-	if len(host) > 64 {
-		host = host[:64] + "..."
-	}
-	return fmt.Sprintf("%s %s answered %d, a redirect to host %q: not followed (AWS APIs answer directly; a redirect comes from something in between)", e.Method, e.Path, e.Status, host)
+	return fmt.Sprintf("%s %s answered %d, a redirect to host %s: not followed (AWS APIs answer directly; a redirect comes from something in between)", e.Method, quote.Name(e.Path), e.Status, quote.Value(e.Host))
 }
 
 // RetryableError tells the SDK's retryers (and eksapi.Retryable) not to ask again.
@@ -250,7 +247,7 @@ func loadCABundle(readFile func(string) ([]byte, error), path string) (*x509.Cer
 	}
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(pem) {
-		return nil, fmt.Errorf("%s %s: no PEM certificate in the file", EnvCABundle, path)
+		return nil, fmt.Errorf("%s %s: no PEM certificate in the file", EnvCABundle, quote.Value(path))
 	}
 	return pool, nil
 }
@@ -299,7 +296,7 @@ func boolVar(getenv func(string) string, name string) (*bool, error) {
 	case strings.EqualFold(v, "false"):
 		return aws.Bool(false), nil
 	default:
-		return nil, fmt.Errorf("%s=%q: want true or false", name, v)
+		return nil, fmt.Errorf("%s=%s: want true or false", name, quote.Value(v))
 	}
 }
 

@@ -183,3 +183,18 @@ func TestNoRedirects(t *testing.T) {
 		})
 	}
 }
+
+// TestBadValuesAreQuotedShort: a bad variable's value is quoted short and escaped
+// (a CA pasted into the wrong variable is not echoed).
+func TestBadValuesAreQuotedShort(t *testing.T) {
+	ca := "-----BEGIN CERTIFICATE-----\nMIIB" + strings.Repeat("A", 4000) + "\n-----END CERTIFICATE-----\n"
+	_, err := awsconf.Load(awsconf.Options{Region: "us-west-2", Getenv: env{
+		awsconf.EnvUseFIPS: ca, awsconf.EnvUseDualStack: strings.Repeat("y", 10<<10), "AWS_EC2_METADATA_V1_DISABLED": "\x1b[31m",
+	}.get})
+	if err == nil {
+		t.Fatal("no error")
+	}
+	if s := err.Error(); len(s) > 400 || strings.Contains(s, "BEGIN") || strings.Contains(s, "\x1b") {
+		t.Errorf("error of %d bytes quotes too much: %.400q", len(s), s)
+	}
+}
