@@ -24,6 +24,7 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
@@ -31,6 +32,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/eksboot/eksboot/awsconf"
+	"github.com/eksboot/eksboot/internal/quote"
 )
 
 // signingName is EKS's SigV4 service name.
@@ -109,14 +111,14 @@ func (c *Client) DescribeCluster(ctx context.Context, name string) (*Cluster, er
 	}
 	body, err := c.get(ctx, "/clusters/"+url.PathEscape(name))
 	if err != nil {
-		return nil, fmt.Errorf("describe cluster %s: %w", name, err)
+		return nil, fmt.Errorf("describe cluster %s: %w", quote.Name(name), err)
 	}
 	var a describeClusterAnswer
 	if err := json.Unmarshal(body, &a); err != nil {
-		return nil, fmt.Errorf("describe cluster %s: decoding the answer: %w", name, err)
+		return nil, fmt.Errorf("describe cluster %s: decoding the answer: %w", quote.Name(name), err)
 	}
 	if a.Cluster == nil {
-		return nil, fmt.Errorf("describe cluster %s: the answer has no cluster", name)
+		return nil, fmt.Errorf("describe cluster %s: the answer has no cluster", quote.Name(name))
 	}
 	in := a.Cluster
 	out := &Cluster{
@@ -180,11 +182,17 @@ type APIError struct {
 
 var _ smithy.APIError = (*APIError)(nil)
 
+// Error is one short line: the code and message are a server's text, quoted
+// (quote.Name, quote.Value) when long or not plain.
 func (e *APIError) Error() string {
 	if e.Message == "" {
-		return fmt.Sprintf("HTTP %d, %s", e.Status, e.Code)
+		return fmt.Sprintf("HTTP %d, %s", e.Status, quote.Name(e.Code))
 	}
-	return fmt.Sprintf("HTTP %d, %s: %s", e.Status, e.Code, e.Message)
+	msg := e.Message
+	if len(msg) > 200 || strings.IndexFunc(msg, func(r rune) bool { return r < ' ' || r == 0x7f || r == utf8.RuneError }) >= 0 {
+		msg = quote.Value(msg)
+	}
+	return fmt.Sprintf("HTTP %d, %s: %s", e.Status, quote.Name(e.Code), msg)
 }
 
 // ErrorCode implements smithy.APIError.

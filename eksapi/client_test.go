@@ -2,6 +2,7 @@ package eksapi_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -286,5 +287,30 @@ func TestNoRedirects(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestErrorAnswersAreOneShortLine: an EKS error message (a server's text) is
+// quoted short and escaped, however long or strange it is.
+func TestErrorAnswersAreOneShortLine(t *testing.T) {
+	for name, msg := range map[string]string{
+		"100 KB": strings.Repeat("m", 100<<10),
+		"lines":  "first\nsecond\x1b[31m",
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := serve(t, func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("X-Amzn-ErrorType", "AccessDeniedException")
+				w.WriteHeader(403)
+				b, _ := json.Marshal(map[string]string{"message": msg})
+				_, _ = w.Write(b)
+			})
+			_, err := c.DescribeCluster(context.Background(), "demo")
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if s := err.Error(); len(s) > 300 || strings.ContainsAny(s, "\n\x1b") {
+				t.Errorf("error of %d bytes, want one short line: %.300q", len(s), s)
+			}
+		})
 	}
 }

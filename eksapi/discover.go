@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/aws/smithy-go"
+
+	"github.com/eksboot/eksboot/internal/quote"
 )
 
 // Default waits of a Policy.
@@ -102,7 +104,7 @@ func (e *Error) Error() string {
 	default:
 		what = "refused"
 	}
-	s := fmt.Sprintf("eks:DescribeCluster %s: %s (%d %s", e.Name, what, e.Calls, plural(e.Calls, "call"))
+	s := fmt.Sprintf("eks:DescribeCluster %s: %s (%d %s", quote.Name(e.Name), what, e.Calls, plural(e.Calls, "call"))
 	switch {
 	case e.Err != nil:
 		s += "; last error: " + describe(e.Err)

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+
+	"github.com/eksboot/eksboot/internal/quote"
 )
 
 // sdkID is EKS's service ID in the AWS SDKs (AWS_ENDPOINT_URL_EKS).
@@ -117,7 +119,7 @@ func resolveEndpoint(region, custom string, fips, dualStack bool) (string, error
 		}
 		u, err := url.Parse(custom)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return "", fmt.Errorf("eks endpoint %q: want an http or https URL", custom)
+			return "", fmt.Errorf("eks endpoint %s: want an http or https URL", quote.Value(custom))
 		}
 		return custom, nil
 	}
