@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -196,5 +197,28 @@ func TestBadValuesAreQuotedShort(t *testing.T) {
 	}
 	if s := err.Error(); len(s) > 400 || strings.Contains(s, "BEGIN") || strings.Contains(s, "\x1b") {
 		t.Errorf("error of %d bytes quotes too much: %.400q", len(s), s)
+	}
+}
+
+// TestCredentialsAnswerIsReadThroughALimit: a credentials answer far larger than
+// any real one fails the read at its limit and costs no more memory than that.
+func TestCredentialsAnswerIsReadThroughALimit(t *testing.T) {
+	clearRealEnv(t)
+	fake := fakeIMDSWithRole(t, "ASIAFROMIMDS")
+	fake.SetFaults(credPath+"eks-node-role", imdstest.Fault{Kind: imdstest.FaultLarge, Size: 50 << 20})
+	cfg, err := awsconf.Load(awsconf.Options{Region: "us-west-2", IMDSEndpoint: fake.URL(), Getenv: env{}.get})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err = cfg.Credentials.Retrieve(context.Background())
+	runtime.ReadMemStats(&after)
+	if err == nil || !strings.Contains(err.Error(), "larger than the 16384-byte limit") {
+		t.Errorf("Retrieve error %v, want one naming the 16384-byte limit", err)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 8<<20 {
+		t.Errorf("Retrieve allocated %d MB for a 50 MB answer, want under 8 MB", alloc>>20)
 	}
 }
