@@ -144,12 +144,12 @@ func Load(opts Options) (aws.Config, error) {
 			return aws.Credentials{}, fmt.Errorf("no AWS credentials: %s and %s are not both set, and %s=true turns off the instance profile", EnvAccessKeyID, EnvSecretAccessKey, EnvIMDSDisabled)
 		})
 	default:
-		client := &roleWait{
+		reader := &roleWait{
 			c:    imds.NewMetadataClient(opts.IMDSEndpoint, allowV1),
 			wait: cmp.Or(opts.CredentialsWait, DefaultCredentialsWait),
 			min:  credentialsMinBackoff,
 		}
-		cfg.Credentials = aws.NewCredentialsCache(ec2rolecreds.New(func(o *ec2rolecreds.Options) { o.Client = client }))
+		cfg.Credentials = aws.NewCredentialsCache(ec2rolecreds.New(func(o *ec2rolecreds.Options) { o.Client = reader }))
 	}
 	return cfg, nil
 }

@@ -16,8 +16,7 @@ import (
 
 const credPath = "latest/meta-data/iam/security-credentials/"
 
-// tokenlessGETs counts the fake's GETs of the credential paths that carried no
-// token: the fake logs them with status 401 when IMDSv1 is off, 200 when on.
+// credGETs counts the fake's GETs of the credential paths (with or without a token).
 func credGETs(s *imdstest.Server) int {
 	n := 0
 	for _, r := range s.Requests() {
