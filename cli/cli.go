@@ -13,9 +13,13 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
+	"time"
+	"unicode/utf8"
 
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/eksboot/eksboot/bootstrap"
 	"github.com/eksboot/eksboot/rootfs"
@@ -117,6 +121,11 @@ type session struct {
 	stop context.CancelFunc
 }
 
+// stopGrace is how long a run told to stop (SIGTERM, SIGINT) may take to end once its
+// context is cancelled. A run that is still blocked then (in a system call that no
+// context reaches) is given up: the process reports where it was and exits 1.
+const stopGrace = time.Second
+
 // newSession sets up a session for the settings o. A bad --log-format or --root gets
 // one line on stderr and a nil session with exitUsage.
 func newSession(prog string, o bootstrap.Settings, stdout, stderr io.Writer) (*session, int) {
@@ -130,7 +139,39 @@ func newSession(prog string, o bootstrap.Settings, stdout, stderr io.Writer) (*s
 		fmt.Fprintf(stderr, "%s: --root: %v\n", prog, err)
 		return nil, exitUsage
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	run := &runState{}
+	log = log.WithOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core { return &stepCore{Core: c, run: run} }))
+	ctx, cancel := context.WithCancelCause(context.Background())
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	closed := make(chan struct{})
+	go func() {
+		var sig os.Signal
+		select {
+		case sig = <-signals:
+		case <-closed:
+			return
+		}
+		run.signalled(sig)
+		cancel(stopSignal{sig})
+		select {
+		case <-closed:
+		case <-time.After(stopGrace):
+			if line, ok := run.giveUp(prog); ok {
+				_ = log.Sync()
+				fmt.Fprintln(stderr, line)
+				os.Exit(exitFailure)
+			}
+		}
+	}()
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			signal.Stop(signals)
+			close(closed)
+			cancel(context.Canceled)
+		})
+	}
 	env := bootstrap.DefaultEnv(root, log, stdout, stderr)
 	envHook(env)
 	return &session{log: log, ctx: ctx, env: env, stop: stop}, exitOK
@@ -142,14 +183,186 @@ func (s *session) close() {
 	_ = s.log.Sync()
 }
 
-// finish reports err as one line and returns the exit status for it.
+// stopSignal is the cause of a session's cancelled context: the signal that told the
+// run to stop. It is context.Canceled to errors.Is.
+type stopSignal struct{ sig os.Signal }
+
+func (e stopSignal) Error() string { return signalName(e.sig) + " received" }
+
+func (e stopSignal) Is(target error) bool { return target == context.Canceled }
+
+// signalName is a signal as systemd and kill(1) name it.
+func signalName(sig os.Signal) string {
+	switch sig {
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case os.Interrupt:
+		return "SIGINT"
+	}
+	return sig.String()
+}
+
+// runState follows a session's run through the log's step entries (bootstrap.Run
+// logs "step done" and "step failed" with the step's name, and "step started" if it
+// does), to say where a stop signal found it.
+type runState struct {
+	mu       sync.Mutex
+	sig      os.Signal
+	running  string // the step that has started and not ended, if it says so
+	done     string // the last step that ended well
+	failed   string // the step that failed
+	wrote    bool   // the write step began or ended: files may have changed
+	reported bool   // the stop has been reported (by finish or by giveUp)
+}
+
+func (r *runState) signalled(sig os.Signal) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.sig = sig
+}
+
+func (r *runState) step(msg, name string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch msg {
+	case "step started":
+		r.running = name
+	case "step done":
+		r.done, r.running = name, ""
+	case "step failed":
+		r.failed, r.running = name, ""
+	default:
+		return
+	}
+	if name == "write" {
+		r.wrote = true
+	}
+}
+
+// stopped returns the line that reports a stop of the run, and whether the run was
+// told to stop (and this is the first report of it). blocked says the run has not
+// ended.
+func (r *runState) stopped(prog string, blocked bool) (string, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.sig == nil || r.reported {
+		return "", false
+	}
+	r.reported = true
+	var where string
+	switch {
+	case r.failed != "":
+		where = fmt.Sprintf("in the %q step", r.failed)
+	case r.running != "":
+		where = fmt.Sprintf("in the %q step", r.running)
+	case r.done != "":
+		where = fmt.Sprintf("after the %q step", r.done)
+	default:
+		where = "before its first step ended"
+	}
+	line := fmt.Sprintf("%s: stopped by %s %s", prog, signalName(r.sig), where)
+	switch {
+	case !r.wrote && !(blocked && r.done == "diff"):
+		line += " (no file written)"
+	case blocked:
+		line += " (the node's files may be partly updated; run it again)"
+	}
+	if blocked {
+		line += fmt.Sprintf(": still blocked %v after the signal, given up", stopGrace)
+	}
+	return line, true
+}
+
+// ended records that the run ended well: a signal that came too late to stop it is
+// not reported.
+func (r *runState) ended() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.reported = true
+}
+
+// giveUp is stopped for a run that did not end within stopGrace.
+func (r *runState) giveUp(prog string) (string, bool) { return r.stopped(prog, true) }
+
+// stepCore passes every entry on to the logger's core and shows the step entries to
+// a runState, whatever the log level.
+type stepCore struct {
+	zapcore.Core
+	run *runState
+}
+
+func (c *stepCore) Enabled(zapcore.Level) bool { return true }
+
+func (c *stepCore) With(fields []zapcore.Field) zapcore.Core {
+	return &stepCore{Core: c.Core.With(fields), run: c.run}
+}
+
+func (c *stepCore) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
+	if strings.HasPrefix(e.Message, "step ") {
+		ce = ce.AddCore(e, stepWatcher{c.run})
+	}
+	if c.Core.Enabled(e.Level) {
+		return c.Core.Check(e, ce)
+	}
+	return ce
+}
+
+// stepWatcher is the core that records a step entry's step field.
+type stepWatcher struct{ run *runState }
+
+func (w stepWatcher) Enabled(zapcore.Level) bool                                       { return true }
+func (w stepWatcher) With([]zapcore.Field) zapcore.Core                                { return w }
+func (w stepWatcher) Check(zapcore.Entry, *zapcore.CheckedEntry) *zapcore.CheckedEntry { return nil }
+func (w stepWatcher) Sync() error                                                      { return nil }
+
+func (w stepWatcher) Write(e zapcore.Entry, fields []zapcore.Field) error {
+	for _, f := range fields {
+		if f.Key == "step" && f.Type == zapcore.StringType {
+			w.run.step(e.Message, f.String)
+		}
+	}
+	return nil
+}
+
+// runStateOf returns the runState of a session's logger, or nil.
+func runStateOf(log *zap.Logger) *runState {
+	if c, ok := log.Core().(*stepCore); ok {
+		return c.run
+	}
+	return nil
+}
+
+// maxLine bounds the error line finish writes.
+const maxLine = 8 << 10
+
+// finish reports err as one line and returns the exit status for it. A run that a
+// signal stopped says so, and where (exit 1).
 func finish(prog string, err error, log *zap.Logger, stderr io.Writer) int {
+	r := runStateOf(log)
 	if err == nil {
+		if r != nil {
+			r.ended()
+		}
 		log.Info("complete")
 		return exitOK
 	}
 	_ = log.Sync()
 	msg := strings.ReplaceAll(err.Error(), "\n", " ")
+	if len(msg) > maxLine {
+		// Values and problem lists are capped where they are quoted; this is the
+		// last guard of one readable line (journald splits longer ones).
+		cut := maxLine
+		for cut > 0 && !utf8.RuneStart(msg[cut]) {
+			cut--
+		}
+		msg = fmt.Sprintf("%s…(%d bytes)", msg[:cut], len(msg))
+	}
+	if r != nil {
+		if line, ok := r.stopped(prog, false); ok {
+			fmt.Fprintf(stderr, "%s: %s\n", line, msg)
+			return exitFailure
+		}
+	}
 	var ue *bootstrap.UsageError
 	if errors.As(err, &ue) {
 		fmt.Fprintf(stderr, "%s: %s\n", prog, msg)
