@@ -22,6 +22,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/eksboot/eksboot/bootstrap"
+	"github.com/eksboot/eksboot/internal/quote"
 	"github.com/eksboot/eksboot/rootfs"
 )
 
@@ -67,7 +68,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		usage(stdout, prog)
 		return exitOK
 	default:
-		fmt.Fprintf(stderr, "%s: unknown command %q (want bootstrap, init, render, max-pods, version, demo or help)\n", prog, cmd)
+		fmt.Fprintf(stderr, "%s: unknown command %s (want bootstrap, init, render, max-pods, version, demo or help)\n", prog, quote.Value(cmd))
 		return exitUsage
 	}
 }
