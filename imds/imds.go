@@ -254,8 +254,8 @@ func fetch(ctx context.Context, opts Options, sequential bool) (*Facts, error) {
 		q    query
 	}{
 		{f.InstanceType != "", query{path: PathInstanceType, parse: into(&f.InstanceType, parseInstanceType)}},
-		{f.InstanceID != "", query{path: PathInstanceID, parse: into(&f.InstanceID, parseName)}},
-		{f.AvailabilityZone != "", query{path: PathAvailabilityZone, parse: into(&f.AvailabilityZone, parseName)}},
+		{f.InstanceID != "", query{path: PathInstanceID, parse: into(&f.InstanceID, parseInstanceID)}},
+		{f.AvailabilityZone != "", query{path: PathAvailabilityZone, parse: into(&f.AvailabilityZone, parseZone(f.Region))}},
 		{f.LocalIPv4 != "", query{path: PathLocalIPv4, optional: !opts.RequireLocalIPv4, parse: into(&f.LocalIPv4, parseIPv4)}},
 	} {
 		if !q.have {

@@ -19,6 +19,8 @@ var (
 	instanceTypeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9-]*\.[a-z0-9-]+$`) })
 	// nameRE matches IDs, zones, regions and DNS names: one word, no markup.
 	nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`) })
+	// instanceIDRE matches instance IDs: the old 8-digit form and the 17-digit one.
+	instanceIDRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^i-([0-9a-f]{8}|[0-9a-f]{17})$`) })
 	// regionRE matches region names such as "us-west-2" or "us-gov-east-1".
 	regionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z]{2,4}(-[a-z]+)+-[0-9]+$`) })
 )
@@ -122,6 +124,34 @@ func parseName(v string) error {
 		return fmt.Errorf("%s is not a single name or ID", excerpt(v))
 	}
 	return nil
+}
+
+func parseInstanceID(v string) error {
+	if !instanceIDRE().MatchString(v) {
+		return fmt.Errorf("%s is not an instance ID (i- and 8 or 17 hexadecimal digits)", excerpt(v))
+	}
+	return nil
+}
+
+func parseRegion(v string) error {
+	if len(v) > maxName || !regionRE().MatchString(v) {
+		return fmt.Errorf("%s is not a region name (such as us-west-2)", excerpt(v))
+	}
+	return nil
+}
+
+// parseZone returns a check of an availability zone of region: its name starts
+// with the region's (us-west-2a; local and Wavelength zones too: us-west-2-lax-1a).
+func parseZone(region string) func(string) error {
+	return func(v string) error {
+		if err := parseName(v); err != nil {
+			return err
+		}
+		if !strings.HasPrefix(v, region) || len(v) == len(region) {
+			return fmt.Errorf("%s is not a zone of region %q", excerpt(v), region)
+		}
+		return nil
+	}
 }
 
 // checkDNSName returns why v is not a DNS name ("" when it is): dot-separated
@@ -280,11 +310,11 @@ func parseIdentityDocument(body string) (Identity, error) {
 		value string
 		check func(string) error
 	}{
-		{"region", id.Region, parseName},
+		{"region", id.Region, parseRegion},
 		{"accountId", id.AccountID, parseName},
-		{"instanceId", id.InstanceID, parseName},
+		{"instanceId", id.InstanceID, parseInstanceID},
 		{"instanceType", id.InstanceType, parseInstanceType},
-		{"availabilityZone", id.AvailabilityZone, parseName},
+		{"availabilityZone", id.AvailabilityZone, parseZone(id.Region)},
 		{"privateIp", id.PrivateIP, parseIPv4},
 	} {
 		if field.value == "" {

@@ -32,7 +32,12 @@ func TestFetchValidatesEveryFact(t *testing.T) {
 		{"MAC of 10 KiB", "", "", imds.PathMAC, strings.Repeat("z", 10<<10), []string{"not a MAC address"}},
 		{"host name of 10 KiB", "", "", imds.PathLocalHostname, strings.Repeat("a", 10<<10), []string{"not a host name"}},
 		{"host name label of 64 bytes", "", "", imds.PathLocalHostname, strings.Repeat("a", 64) + ".ec2.internal", []string{"not a host name"}},
-		{"instance id of 10 KiB", "instanceId", "", imds.PathInstanceID, "i-" + strings.Repeat("0", 10<<10), []string{"not a single name or ID"}},
+		{"instance id of 10 KiB", "instanceId", "", imds.PathInstanceID, "i-" + strings.Repeat("0", 10<<10), []string{"not an instance ID"}},
+		{"instance id not one", "instanceId", "", imds.PathInstanceID, "ip-10-0-0-1.ec2.internal", []string{"not an instance ID"}},
+		{"document instance id not one", "", "", imds.PathIdentityDocument, *docWith("instanceId", "attacker.example"), []string{"identity document instanceId", "not an instance ID"}},
+		{"document region not one", "", "", imds.PathIdentityDocument, *docWith("region", "attacker.example"), []string{"identity document region", "not a region"}},
+		{"document zone of another region", "", "", imds.PathIdentityDocument, *docWith("availabilityZone", "eu-west-1a"), []string{"identity document availabilityZone", `"eu-west-1a" is not a zone of region "us-west-2"`}},
+		{"zone of another region", "availabilityZone", "", imds.PathAvailabilityZone, "eu-west-1a", []string{`"eu-west-1a" is not a zone of region "us-west-2"`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
