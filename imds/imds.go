@@ -17,6 +17,16 @@
 // is used: an HTML page or an empty body is a fault, not a value, and is
 // asked again a few times before it fails the path. A 404 of an optional path
 // is an answer: the value is empty.
+//
+// IMDS is an interface, not an oracle. Every answer is read through a limit on
+// the wire (MaxUserData, MaxIdentityDocument, MaxAnswer), since the SDK reads
+// whole bodies itself; a larger one fails its path at once. No redirect is
+// followed (it would carry the session token to another host): it fails the
+// path. Each fact is checked as what it is (an instance type of at most 64
+// bytes, a region name, a zone of that region, an instance ID, a domain of the
+// region's partition, DNS host names), and an error quotes at most a short,
+// escaped prefix of a bad value, never anything the token endpoint said. A
+// local-hostname of several names gives the first, and Facts.Warnings says so.
 package imds
 
 import (
