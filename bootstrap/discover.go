@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/eksboot/eksboot/eksapi"
+	"github.com/eksboot/eksboot/imds"
 	"github.com/eksboot/eksboot/rootfs"
 )
 
@@ -126,7 +127,8 @@ func readClusterCache(root NodeFiles, path string, c *Config, region string) (*e
 func describeCluster(ctx context.Context, c *Config, env *Env, region, imdsEndpoint string, log *zap.Logger) (*eksapi.Cluster, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.DiscoveryTimeout)
 	defer cancel()
-	api, err := env.EKS(ctx, region, imdsEndpoint)
+	allowV1, _ := imds.V1Allowed(c.IMDSv1Fallback, env.Getenv) // checked by gatherFacts
+	api, err := env.EKS(ctx, region, imdsEndpoint, allowV1)
 	if err != nil {
 		return nil, fmt.Errorf("cluster discovery for %q in %s: %w", c.ClusterName, region, err)
 	}

@@ -60,7 +60,9 @@ func TestDiscoveryHerd(t *testing.T) {
 	env := DefaultEnv(root, zap.NewNop(), &bytes.Buffer{}, &bytes.Buffer{})
 	env.CPUs = c.CPUs
 	env.DNSNameAttempts = 1
-	env.EKS = func(context.Context, string, string) (eksapi.API, error) { return fakeEKS{cl.Endpoint, cl.CAData}, nil }
+	env.EKS = func(context.Context, string, string, bool) (eksapi.API, error) {
+		return fakeEKS{cl.Endpoint, cl.CAData}, nil
+	}
 	conf, err := Validate(o)
 	must(t, err)
 	facts, err := gatherFacts(context.Background(), conf, env)
@@ -80,7 +82,7 @@ func TestDiscoveryHerd(t *testing.T) {
 	for i := range nodes {
 		wg.Go(func() {
 			ne := *env
-			ne.EKS = func(context.Context, string, string) (eksapi.API, error) {
+			ne.EKS = func(context.Context, string, string, bool) (eksapi.API, error) {
 				c, err := eksapi.New(aws.Config{
 					Region:       "us-west-2",
 					BaseEndpoint: aws.String(eks.URL()),

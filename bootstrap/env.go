@@ -35,10 +35,11 @@ type Env struct {
 	Getenv func(string) string
 	// IMDS reads the instance facts.
 	IMDS func(ctx context.Context, o imds.Options) (*imds.Facts, error)
-	// EC2 returns the EC2 client for region, its credentials from IMDS at imdsEndpoint.
-	EC2 func(ctx context.Context, region, imdsEndpoint string) (ec2api.API, error)
-	// EKS returns the EKS client for region, its credentials from IMDS at imdsEndpoint.
-	EKS func(ctx context.Context, region, imdsEndpoint string) (eksapi.API, error)
+	// EC2 returns the EC2 client for region, its credentials from IMDS at imdsEndpoint
+	// (IMDSv2 only unless imdsV1Fallback: --imds-v1-fallback).
+	EC2 func(ctx context.Context, region, imdsEndpoint string, imdsV1Fallback bool) (ec2api.API, error)
+	// EKS returns the EKS client for region, its credentials as EC2's.
+	EKS func(ctx context.Context, region, imdsEndpoint string, imdsV1Fallback bool) (eksapi.API, error)
 	// Discovery shapes the waits of cluster discovery (zero: eksapi's defaults); the
 	// retry budget and the deadline come from the flags.
 	Discovery eksapi.Policy
@@ -82,15 +83,19 @@ func DefaultEnv(root *rootfs.Root, log *zap.Logger, stdout, stderr io.Writer) *E
 	// the instance profile's credentials are read from IMDS once, not once per client
 	// (the two may ask at the same time: the EC2 call starts during discovery).
 	var mu sync.Mutex
-	configs := map[[2]string]aws.Config{}
-	awsConfig := func(region, imdsEndpoint string) (aws.Config, error) {
+	type configKey struct {
+		region, imdsEndpoint string
+		v1                   bool
+	}
+	configs := map[configKey]aws.Config{}
+	awsConfig := func(region, imdsEndpoint string, v1 bool) (aws.Config, error) {
 		mu.Lock()
 		defer mu.Unlock()
-		key := [2]string{region, imdsEndpoint}
+		key := configKey{region, imdsEndpoint, v1}
 		if cfg, ok := configs[key]; ok {
 			return cfg, nil
 		}
-		cfg, err := ec2api.LoadConfig(region, imdsEndpoint)
+		cfg, err := ec2api.LoadConfigFor(region, imdsEndpoint, v1)
 		if err == nil {
 			configs[key] = cfg
 		}
@@ -103,15 +108,15 @@ func DefaultEnv(root *rootfs.Root, log *zap.Logger, stdout, stderr io.Writer) *E
 		Stdout: stdout,
 		Getenv: os.Getenv,
 		IMDS:   imds.Fetch,
-		EC2: func(ctx context.Context, region, imdsEndpoint string) (ec2api.API, error) {
-			cfg, err := awsConfig(region, imdsEndpoint)
+		EC2: func(ctx context.Context, region, imdsEndpoint string, v1 bool) (ec2api.API, error) {
+			cfg, err := awsConfig(region, imdsEndpoint, v1)
 			if err != nil {
 				return nil, err
 			}
 			return ec2api.New(cfg), nil
 		},
-		EKS: func(ctx context.Context, region, imdsEndpoint string) (eksapi.API, error) {
-			cfg, err := awsConfig(region, imdsEndpoint) // eksapi takes its credentials, HTTP client and endpoints, not its retryer
+		EKS: func(ctx context.Context, region, imdsEndpoint string, v1 bool) (eksapi.API, error) {
+			cfg, err := awsConfig(region, imdsEndpoint, v1) // eksapi takes its credentials, HTTP client and endpoints, not its retryer
 			if err != nil {
 				return nil, err
 			}

@@ -120,8 +120,14 @@ func gatherFacts(ctx context.Context, c *Config, env *Env) (*Facts, error) {
 	if err != nil {
 		return nil, &UsageError{msg: err.Error()}
 	}
+	// IMDSv1 only with --imds-v1-fallback, and never when AWS_EC2_METADATA_V1_DISABLED
+	// is true: for every IMDS read, the instance profile's credentials included.
+	allowV1, err := imds.V1Allowed(c.IMDSv1Fallback, env.Getenv)
+	if err != nil {
+		return nil, &UsageError{msg: err.Error()}
+	}
 	inst, err := env.IMDS(ctx, imds.Options{
-		Endpoint: endpoint, Timeout: c.IMDSTimeout, AllowIMDSv1: c.IMDSv1Fallback,
+		Endpoint: endpoint, Timeout: c.IMDSTimeout, AllowIMDSv1: allowV1,
 		// The node IP: a 404 is IMDS not ready yet. Not when discovery may still turn
 		// the cluster's IP family to IPv6 (an IPv6-only instance has no local-ipv4).
 		RequireLocalIPv4: c.IPFamily == "ipv4" && !c.discovers(),
@@ -132,6 +138,7 @@ func gatherFacts(ctx context.Context, c *Config, env *Env) (*Facts, error) {
 		return nil, err
 	}
 	f.Instance = *inst
+	f.Warnings = append(f.Warnings, inst.Warnings...)
 	if f.Instance.Domain == "" {
 		d, ok := domainForRegion(f.Instance.Region)
 		if !ok {
@@ -147,7 +154,7 @@ func gatherFacts(ctx context.Context, c *Config, env *Env) (*Facts, error) {
 	// The EC2 client (and the instance profile's credentials) only when a call needs
 	// it: the node name on a VPC with a custom DHCP domain, the facts of an instance
 	// type the table lacks. A default VPC's node in a known type makes no AWS call.
-	client := sync.OnceValues(func() (ec2api.API, error) { return env.EC2(ctx, f.Instance.Region, endpoint) })
+	client := sync.OnceValues(func() (ec2api.API, error) { return env.EC2(ctx, f.Instance.Region, endpoint, allowV1) })
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	warn := func(s string) { mu.Lock(); f.Warnings = append(f.Warnings, s); mu.Unlock() }

@@ -76,7 +76,7 @@ func gatherWith(t *testing.T, overrides map[string]string) (f *Facts, api *nameE
 	env.CPUs = c.CPUs
 	env.Getenv = func(k string) string { return c.Env[k] }
 	env.DNSNameAttempts, env.DNSNameInterval = 1, 0
-	env.EC2 = func(context.Context, string, string) (ec2api.API, error) { clients++; return api, nil }
+	env.EC2 = func(context.Context, string, string, bool) (ec2api.API, error) { clients++; return api, nil }
 	f, err = gatherFacts(context.Background(), cfg, env)
 	must(t, err)
 	return f, api, clients

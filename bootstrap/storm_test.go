@@ -127,8 +127,8 @@ func TestBootStorm(t *testing.T) {
 			defer func() { <-imdsGate }()
 			return imds.Fetch(ctx, o)
 		}
-		env.EC2 = func(ctx context.Context, region, imdsEndpoint string) (ec2api.API, error) {
-			cfg, err := ec2api.LoadConfig(region, imdsEndpoint)
+		env.EC2 = func(ctx context.Context, region, imdsEndpoint string, v1 bool) (ec2api.API, error) {
+			cfg, err := ec2api.LoadConfigFor(region, imdsEndpoint, v1)
 			if err != nil {
 				return nil, err
 			}

@@ -110,8 +110,12 @@ func initRequest(ctx context.Context, s bootstrap.Settings, env *bootstrap.Env) 
 		return nodeRequest{}, false, err
 	}
 	fetch := env.IMDS
+	allowV1, err := imds.V1Allowed(s.IMDSv1Fallback, env.Getenv)
+	if err != nil {
+		return nodeRequest{}, false, err
+	}
 	// The IP family is in the user data, not known yet: the IPv6 addresses too.
-	facts, err := fetch(ctx, imds.Options{Endpoint: endpoint, Timeout: s.IMDSTimeout, AllowIMDSv1: s.IMDSv1Fallback, UserData: true, IPv6: true})
+	facts, err := fetch(ctx, imds.Options{Endpoint: endpoint, Timeout: s.IMDSTimeout, AllowIMDSv1: allowV1, UserData: true, IPv6: true})
 	if err != nil {
 		return nodeRequest{}, false, err
 	}

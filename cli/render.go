@@ -153,8 +153,8 @@ func offlineEnv(files bootstrap.NodeFiles, log *zap.Logger, instanceType, region
 			IPv6s:         []string{"2600:1f14:123:4500::1"}, VPCIPv4CIDRs: inst.VPCIPv4CIDRBlocks,
 		}, nil
 	}
-	env.EC2 = func(context.Context, string, string) (ec2api.API, error) { return offlineEC2{hostname}, nil }
-	env.EKS = func(context.Context, string, string) (eksapi.API, error) {
+	env.EC2 = func(context.Context, string, string, bool) (ec2api.API, error) { return offlineEC2{hostname}, nil }
+	env.EKS = func(context.Context, string, string, bool) (eksapi.API, error) {
 		return nil, fmt.Errorf("cluster discovery (no CA or API server endpoint in the user data) is %w", errOffline)
 	}
 	env.Systemd = func(context.Context) (systemd.Manager, error) { return nil, errOffline }

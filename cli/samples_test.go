@@ -78,8 +78,8 @@ func offline(t *testing.T) {
 	t.Cleanup(func() { envHook = old })
 	envHook = func(env *bootstrap.Env) {
 		env.CPUs = func() int { return 2 }
-		env.EC2 = func(context.Context, string, string) (ec2api.API, error) { return nil, errOffline }
-		env.EKS = func(context.Context, string, string) (eksapi.API, error) { return nil, errOffline }
+		env.EC2 = func(context.Context, string, string, bool) (ec2api.API, error) { return nil, errOffline }
+		env.EKS = func(context.Context, string, string, bool) (eksapi.API, error) { return nil, errOffline }
 		env.Getenv = func(string) string { return "" }
 		env.DNSNameAttempts, env.DNSNameInterval = 1, 0
 	}
