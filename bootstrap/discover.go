@@ -124,8 +124,8 @@ func readClusterCache(root NodeFiles, path string, c *Config, region string) (*e
 
 // describeCluster asks EKS under --discovery-timeout, with --aws-api-retry-attempts
 // retries in a row, logging every wait.
-func describeCluster(ctx context.Context, c *Config, env *Env, region, imdsEndpoint string, log *zap.Logger) (*eksapi.Cluster, error) {
-	ctx, cancel := context.WithTimeout(ctx, c.DiscoveryTimeout)
+func describeCluster(parent context.Context, c *Config, env *Env, region, imdsEndpoint string, log *zap.Logger) (*eksapi.Cluster, error) {
+	ctx, cancel := context.WithTimeout(parent, c.DiscoveryTimeout)
 	defer cancel()
 	allowV1, _ := imds.V1Allowed(c.IMDSv1Fallback, env.Getenv) // checked by gatherFacts
 	api, err := env.EKS(ctx, region, imdsEndpoint, allowV1)
@@ -144,7 +144,7 @@ func describeCluster(ctx context.Context, c *Config, env *Env, region, imdsEndpo
 	}
 	cl, calls, err := eksapi.Discover(ctx, api, c.ClusterName, p)
 	if err != nil {
-		return nil, discoveryError(c, region, err)
+		return nil, discoveryError(parent, c, region, err)
 	}
 	log.Info("eks:DescribeCluster answered", zap.String("status", cl.Status), zap.Int("calls", calls))
 	return cl, nil
@@ -152,7 +152,7 @@ func describeCluster(ctx context.Context, c *Config, env *Env, region, imdsEndpo
 
 // discoveryError names the cluster, the region and the API's error code, and says
 // what to do about it.
-func discoveryError(c *Config, region string, err error) error {
+func discoveryError(ctx context.Context, c *Config, region string, err error) error {
 	msg := fmt.Sprintf("cluster discovery for %q in %s", c.ClusterName, region)
 	var de *eksapi.Error
 	if !errors.As(err, &de) {
@@ -170,6 +170,8 @@ func discoveryError(c *Config, region string, err error) error {
 		msg += ": EKS refused the node's AWS credentials"
 	case de.Reason == eksapi.ReasonBudget:
 		msg += fmt.Sprintf(": more failures in a row than --aws-api-retry-attempts %d allows", c.APIRetryAttempts)
+	case de.Reason == eksapi.ReasonDeadline && ctx.Err() != nil: // the run was stopped, not timed out
+		msg += fmt.Sprintf(": stopped (%v)", context.Cause(ctx))
 	case de.Reason == eksapi.ReasonDeadline:
 		msg += fmt.Sprintf(": --discovery-timeout %v ran out", c.DiscoveryTimeout)
 	case de.Reason == eksapi.ReasonStatus:

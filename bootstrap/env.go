@@ -132,15 +132,15 @@ func DefaultEnv(root *rootfs.Root, log *zap.Logger, stdout, stderr io.Writer) *E
 			return net.DefaultResolver.LookupHost(ctx, host)
 		},
 		KubeletVersion: func(ctx context.Context) (string, error) {
-			out, err := exec.CommandContext(ctx, "kubelet", "--version").Output()
+			out, err := helper(ctx, "kubelet", "--version").Output()
 			return string(out), err
 		},
 		ContainerdVersion: func(ctx context.Context) (string, error) {
-			out, err := exec.CommandContext(ctx, "containerd", "--version").Output()
+			out, err := helper(ctx, "containerd", "--version").Output()
 			return string(out), err
 		},
 		Command: func(ctx context.Context, name string, args ...string) error {
-			cmd := exec.CommandContext(ctx, name, args...)
+			cmd := helper(ctx, name, args...)
 			cmd.Stdout, cmd.Stderr = stderr, stderr
 			return cmd.Run()
 		},
@@ -148,6 +148,17 @@ func DefaultEnv(root *rootfs.Root, log *zap.Logger, stdout, stderr io.Writer) *E
 		DNSNameAttempts: envInt(os.Getenv("PRIVATE_DNS_NAME_MAX_ATTEMPTS"), 20) + 1,
 		DNSNameInterval: time.Duration(envInt(os.Getenv("PRIVATE_DNS_NAME_ATTEMPT_INTERVAL"), 6)) * time.Second,
 	}
+}
+
+// helperWaitDelay bounds the wait for a helper's output once its context is done: a
+// killed helper whose child keeps the pipe open must not hold a stopped run.
+const helperWaitDelay = 500 * time.Millisecond
+
+// helper is exec.CommandContext for the node image's programs, with helperWaitDelay.
+func helper(ctx context.Context, name string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.WaitDelay = helperWaitDelay
+	return cmd
 }
 
 // envInt parses a non-negative whole number, or gives def.

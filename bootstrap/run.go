@@ -110,6 +110,7 @@ func PlanNode(ctx context.Context, c *Config, env *Env) (*Facts, *Node, error) {
 
 // step runs one step of the checklist and logs its outcome and duration.
 func step[T any](log *zap.Logger, name string, fn func() (T, error)) (T, error) {
+	log.Debug("step started", zap.String("step", name)) // a stopped run names the step it was in
 	start := time.Now()
 	v, err := fn()
 	d := zap.Duration("took", time.Since(start).Round(time.Microsecond))

@@ -55,6 +55,10 @@ func runInit(prog string, args []string, stdout, stderr io.Writer) int {
 	var flags bootstrap.Options
 	phase := ""
 	fs := initFlags(prog, &flags, &phase)
+	if err := bootstrap.CheckFlagValues(fs, args); err != nil {
+		fmt.Fprintf(stderr, "%s: %v (see --help)\n", prog, err)
+		return exitUsage
+	}
 	if err := fs.Parse(args); err != nil {
 		fmt.Fprintf(stderr, "%s: %v (see --help)\n", prog, err)
 		return exitUsage

@@ -17,6 +17,7 @@ import (
 	"github.com/eksboot/eksboot/ec2api"
 	"github.com/eksboot/eksboot/imds"
 	"github.com/eksboot/eksboot/maxpods"
+	"github.com/eksboot/eksboot/rootfs"
 )
 
 // ec2Timeout bounds the ec2:DescribeInstanceTypes call for a type the table lacks.
@@ -99,7 +100,7 @@ func readRows(path string) ([]maxpods.Row, error) {
 	if path == "" {
 		return nil, nil
 	}
-	b, err := os.ReadFile(path)
+	b, err := rootfs.ReadRegularFile(path, rootfs.DefaultReadLimit)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/eksboot/eksboot/internal/imagefixture"
 	"github.com/eksboot/eksboot/kubeletconf"
 	"github.com/eksboot/eksboot/maxpods"
+	"github.com/eksboot/eksboot/rootfs"
 	"github.com/eksboot/eksboot/systemd"
 	"github.com/eksboot/eksboot/userdata"
 )
@@ -70,7 +71,7 @@ func runRender(prog string, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s: --image-profile %q: want al2 or al2023\n", prog, profile)
 		return exitUsage
 	}
-	raw, err := os.ReadFile(file)
+	raw, err := rootfs.ReadRegularFile(file, userdata.MaxUserData) // a FIFO or /dev/zero never blocks or fills memory
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: --user-data: %v\n", prog, err)
 		return exitUsage

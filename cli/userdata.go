@@ -99,7 +99,7 @@ func readDropIns(root *rootfs.Root) ([]userdata.Source, error) {
 	var out []userdata.Source
 	for _, n := range names {
 		p := path.Join(dropInDir, n)
-		b, err := root.ReadFile(p)
+		b, err := root.ReadFileLimit(p, userdata.MaxUserData)
 		if err != nil {
 			return nil, err
 		}
