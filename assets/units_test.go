@@ -40,7 +40,7 @@ func TestUnitsOrdering(t *testing.T) {
 		b    []byte
 		want []string
 	}{
-		{"eksboot-config.service", EksbootConfigService, []string{"Type=oneshot", "Before=cloud-init.service", "After=systemd-networkd-wait-online.service networking.service", "DefaultDependencies=no", "ExecStart=/usr/bin/eksboot init --phase config"}},
+		{"eksboot-config.service", EksbootConfigService, []string{"Type=oneshot", "Before=cloud-init.service", "Before=containerd.service kubelet.service", "After=systemd-networkd-wait-online.service networking.service", "DefaultDependencies=no", "ExecStart=/usr/bin/eksboot init --phase config"}},
 		{"eksboot-run.service", EksbootRunService, []string{"Type=oneshot", "Requires=eksboot-config.service", "After=eksboot-config.service cloud-final.service", "DefaultDependencies=no", "ExecStart=/usr/bin/eksboot init --phase run"}},
 	} {
 		for _, w := range tc.want {

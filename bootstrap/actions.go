@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"syscall"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -75,10 +76,40 @@ func Actions(n *Node, changes []rootfs.Change) []Action {
 	return acts
 }
 
+// settlePoll is how often stayActive looks at the unit.
+const settlePoll = 200 * time.Millisecond
+
+// stayActive checks that unit stays active for settle.
+func stayActive(ctx context.Context, m systemd.Manager, unit string, settle time.Duration) error {
+	deadline := time.Now().Add(settle)
+	for {
+		state, err := m.ActiveState(ctx, unit)
+		if err != nil {
+			return fmt.Errorf("after the job: %w", err)
+		}
+		if state != "active" {
+			return fmt.Errorf("%s did not stay running: it is %s within %v of its start (journalctl -u %s says why)", unit, state, settle, unit)
+		}
+		if !time.Now().Before(deadline) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(min(settlePoll, time.Until(deadline))):
+		}
+	}
+}
+
 // apply carries out the actions in order, stopping at the first failure. A logind
 // that cannot be signalled is only a warning: the kubelet asks logind to reload its
 // configuration itself when it starts.
-func apply(ctx context.Context, m systemd.Manager, acts []Action, log *zap.Logger) error {
+//
+// A kubelet that was started or restarted must then stay active for settle: the
+// kubelet unit is Type=simple, so its start job is done as soon as the process runs,
+// and a kubelet that exits at once (an unknown flag, a bad config) would otherwise
+// leave a run that succeeded and a unit restarting forever.
+func apply(ctx context.Context, m systemd.Manager, acts []Action, settle time.Duration, log *zap.Logger) error {
 	for _, a := range acts {
 		var err error
 		switch a.Verb {
@@ -97,6 +128,9 @@ func apply(ctx context.Context, m systemd.Manager, acts []Action, log *zap.Logge
 			err = m.Restart(ctx, a.Unit)
 		default:
 			err = fmt.Errorf("unknown systemd action %q", a.Verb)
+		}
+		if err == nil && a.Unit == "kubelet.service" && (a.Verb == "start" || a.Verb == "restart") {
+			err = stayActive(ctx, m, a.Unit, settle)
 		}
 		if err != nil {
 			return fmt.Errorf("systemd %s: %w", a, err)

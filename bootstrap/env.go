@@ -58,6 +58,9 @@ type Env struct {
 	Command func(ctx context.Context, name string, args ...string) error
 	// Geteuid is the effective user ID.
 	Geteuid func() int
+	// KubeletSettle is how long a started kubelet must stay active for the run to
+	// succeed (DefaultKubeletSettle; EKSBOOT_KUBELET_SETTLE overrides it).
+	KubeletSettle time.Duration
 	// DNSNameAttempts and DNSNameInterval bound the retries while EC2 returns an empty
 	// PrivateDnsName (bootstrap.sh's PRIVATE_DNS_NAME_MAX_ATTEMPTS and _ATTEMPT_INTERVAL).
 	DNSNameAttempts int
@@ -145,6 +148,7 @@ func DefaultEnv(root *rootfs.Root, log *zap.Logger, stdout, stderr io.Writer) *E
 			return cmd.Run()
 		},
 		Geteuid:         os.Geteuid,
+		KubeletSettle:   envDuration(os.Getenv("EKSBOOT_KUBELET_SETTLE"), DefaultKubeletSettle),
 		DNSNameAttempts: envInt(os.Getenv("PRIVATE_DNS_NAME_MAX_ATTEMPTS"), 20) + 1,
 		DNSNameInterval: time.Duration(envInt(os.Getenv("PRIVATE_DNS_NAME_ATTEMPT_INTERVAL"), 6)) * time.Second,
 	}
@@ -159,6 +163,19 @@ func helper(ctx context.Context, name string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.WaitDelay = helperWaitDelay
 	return cmd
+}
+
+// DefaultKubeletSettle is how long a started kubelet must stay active: a kubelet that
+// cannot start (an unknown flag) exits within a second.
+const DefaultKubeletSettle = 3 * time.Second
+
+// envDuration parses a non-negative duration, or gives def.
+func envDuration(s string, def time.Duration) time.Duration {
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return def
+	}
+	return d
 }
 
 // envInt parses a non-negative whole number, or gives def.

@@ -11,7 +11,6 @@ import (
 	"github.com/eksboot/eksboot/internal/quote"
 	"github.com/eksboot/eksboot/kubeletconf"
 	"github.com/eksboot/eksboot/maxpods/expr"
-	"github.com/eksboot/eksboot/rootfs"
 	"github.com/eksboot/eksboot/userdata"
 )
 
@@ -202,13 +201,4 @@ func val[T any](p *T, def T) T {
 		return def
 	}
 	return *p
-}
-
-// allChanged lists every file of n as changed, so Actions restarts every unit.
-func allChanged(n *Node) []rootfs.Change {
-	out := make([]rootfs.Change, 0, len(n.Files))
-	for _, f := range n.Files {
-		out = append(out, rootfs.Change{Path: f.Path, New: f.Data})
-	}
-	return out
 }

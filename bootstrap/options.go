@@ -93,9 +93,6 @@ type Settings struct {
 	KubeletVersion kubeletconf.Version
 	// ImageProfile is --image-profile ("": detect it from the root).
 	ImageProfile string
-	// RestartAll restarts containerd and kubelet even when no file changed: the run
-	// phase of `eksboot init`, after a config phase that already wrote the files.
-	RestartAll bool
 }
 
 // DefaultSettings are the settings of a run given no flags.

@@ -51,9 +51,6 @@ func Run(ctx context.Context, c *Config, env *Env) error {
 		return err
 	}
 	acts := Actions(n, changes)
-	if c.RestartAll {
-		acts = Actions(n, allChanged(n))
-	}
 	if c.DryRun {
 		printDryRun(env.Stdout, changes, acts, c.NoRestart)
 		return nil
@@ -81,7 +78,7 @@ func Run(ctx context.Context, c *Config, env *Env) error {
 			return 0, fmt.Errorf("connect to systemd: %w", err)
 		}
 		defer m.Close()
-		return len(acts), apply(sctx, m, acts, log)
+		return len(acts), apply(sctx, m, acts, env.KubeletSettle, log)
 	})
 	return err
 }

@@ -95,7 +95,8 @@ func runInit(prog string, args []string, stdout, stderr io.Writer) int {
 	case phaseConfig:
 		req.Config.NoRestart = true
 	case phaseRun:
-		req.Config.RestartAll = true
+		// containerd and the kubelet started after the config phase (its unit is
+		// ordered before them), on its files: what changed since is restarted.
 	}
 	err = bootstrap.Run(ctx, req.Config, env)
 	var ue *bootstrap.UsageError

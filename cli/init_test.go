@@ -119,7 +119,9 @@ func TestInitDropIns(t *testing.T) {
 }
 
 // TestInitPhases: the config phase writes without touching systemd; the run phase on
-// the same (already written) files still restarts containerd and kubelet.
+// the same (already written) files restarts nothing (containerd and the kubelet start
+// after the config phase, on its files) and starts the kubelet; a file changed between
+// the phases (a user-data script's drop-in) restarts what reads it.
 func TestInitPhases(t *testing.T) {
 	offline(t)
 	ud := nodeConfig(t, "10-nodeadm-plain-nodeconfig.userdata")
@@ -142,10 +144,23 @@ func TestInitPhases(t *testing.T) {
 	if code := Main(append([]string{"eksboot", "init", "--phase", "run", "--dry-run"}, common...), &stdout, &stderr); code != 0 {
 		t.Fatalf("run phase: exit %d\n%s", code, stderr.String())
 	}
-	for _, want := range []string{"# every file is up to date", "# systemd: restart containerd.service", "# systemd: restart kubelet.service"} {
+	for _, want := range []string{"# every file is up to date", "# systemd: start kubelet.service"} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("run phase (dry run) lacks %q:\n%s", want, stdout.String())
 		}
+	}
+	if strings.Contains(stdout.String(), "restart") {
+		t.Errorf("run phase (dry run) restarts with nothing changed:\n%s", stdout.String())
+	}
+	dropIn := "apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec: {kubelet: {flags: [--node-labels=late=1]}}\n"
+	must(t, os.MkdirAll(filepath.Join(dir, "etc/eks/eksboot.d"), 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "etc/eks/eksboot.d/90-late.yaml"), []byte(dropIn), 0o644))
+	stdout.Reset()
+	if code := Main(append([]string{"eksboot", "init", "--phase", "run", "--dry-run"}, common...), &stdout, &stderr); code != 0 {
+		t.Fatalf("run phase after a drop-in: exit %d\n%s", code, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "# systemd: restart kubelet.service") || strings.Contains(stdout.String(), "restart containerd") {
+		t.Errorf("run phase after a kubelet drop-in: want the kubelet restarted, containerd not:\n%s", stdout.String())
 	}
 	if code := Main(append([]string{"eksboot", "init", "--phase", "later"}, common...), io.Discard, io.Discard); code != 2 {
 		t.Errorf("--phase later: exit %d, want 2", code)

@@ -196,3 +196,25 @@ func TestGracefulShutdownWithRealSystemd(t *testing.T) {
 		t.Errorf("logind drop-in still there: %v", err)
 	}
 }
+
+// TestKubeletThatExitsFailsTheRun: a kubelet whose process starts and then exits (an
+// unknown flag, a bad config) makes the run fail naming kubelet.service, although its
+// start job was done: the unit is Type=simple, and systemd would restart it forever.
+func TestKubeletThatExitsFailsTheRun(t *testing.T) {
+	root := t.TempDir()
+	units := fakeUnits(t, root, "/bin/true")
+	dropIn := "[Service]\nExecStart=\nExecStart=/bin/sh -c 'sleep 0.3; echo \"unknown flag: --x\" >&2; exit 1'\nRestart=on-failure\nRestartSec=5\n"
+	if err := os.WriteFile(filepath.Join(units, "kubelet.service.d/99-zz-exits.conf"), []byte(dropIn), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h := systemdtest.Start(t, units)
+	env, args := startCase(t, "01-m5large-usw2-vpc192", root)
+	env = withHarness(env, h)
+	env["EKSBOOT_KUBELET_SETTLE"] = "2s"
+	code, _, stderr := run(t, env, "", argsWithout(args, "--v=2")...)
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	last := lines[len(lines)-1]
+	if code != 1 || !strings.Contains(last, "kubelet.service did not stay running") {
+		t.Errorf("exit %d, last line %q; want exit 1 naming kubelet.service\n%s", code, last, stderr)
+	}
+}
