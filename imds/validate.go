@@ -182,7 +182,10 @@ func parseDomain(dst *string, region string) func(string) error {
 		if why := checkDNSName(v); why != "" {
 			return fmt.Errorf("%s is not a DNS name: %s", excerpt(v), why)
 		}
-		if p, ok := PartitionOf(region); ok && !strings.EqualFold(v, p.Domain) {
+		// Only a domain known to be another partition's is wrong for sure (amazonaws.com.cn
+		// in us-west-2: a registry that does not exist); a domain eksboot does not know
+		// may be a partition newer than eksboot, and is taken as IMDS says.
+		if p, ok := PartitionOf(region); ok && !strings.EqualFold(v, p.Domain) && knownDomain(v) {
 			return fmt.Errorf("domain %s does not belong to region %q: its partition %s has domain %s", excerpt(v), region, p.Name, p.Domain)
 		}
 		return nil
@@ -217,6 +220,16 @@ func parseHostname(dst *string, warn func(string)) func(string) error {
 type Partition struct {
 	Name   string // e.g. "aws-cn"
 	Domain string // e.g. "amazonaws.com.cn"
+}
+
+// knownDomain reports whether d is the domain of a partition PartitionOf knows.
+func knownDomain(d string) bool {
+	for _, k := range []string{"amazonaws.com", "amazonaws.com.cn", "sc2s.sgov.gov", "csp.hci.ic.gov", "cloud.adc-e.uk", "c2s.ic.gov", "amazonaws.eu"} {
+		if strings.EqualFold(d, k) {
+			return true
+		}
+	}
+	return false
 }
 
 // PartitionOf returns the partition of region by its name's form, false for a
