@@ -93,6 +93,10 @@ type Settings struct {
 	KubeletVersion kubeletconf.Version
 	// ImageProfile is --image-profile ("": detect it from the root).
 	ImageProfile string
+	// ReloadOnly: of the systemd actions, only daemon-reload (init's config phase:
+	// the units that start later, containerd and the kubelet among them, must see the
+	// unit files and drop-ins it wrote; nothing is started or restarted).
+	ReloadOnly bool
 }
 
 // DefaultSettings are the settings of a run given no flags.

@@ -51,6 +51,9 @@ func Run(ctx context.Context, c *Config, env *Env) error {
 		return err
 	}
 	acts := Actions(n, changes)
+	if c.ReloadOnly {
+		acts = slices.DeleteFunc(acts, func(a Action) bool { return a.Verb != "daemon-reload" })
+	}
 	if c.DryRun {
 		printDryRun(env.Stdout, changes, acts, c.NoRestart)
 		return nil
@@ -68,6 +71,10 @@ func Run(ctx context.Context, c *Config, env *Env) error {
 	}
 	if o.NoRestart {
 		log.Info("systemd left alone (--no-restart)", zap.Stringers("skipped", acts))
+		return nil
+	}
+	if len(acts) == 0 {
+		log.Info("nothing for systemd to do")
 		return nil
 	}
 	_, err = step(log, "restart", func() (int, error) {

@@ -93,7 +93,9 @@ func runInit(prog string, args []string, stdout, stderr io.Writer) int {
 	log.Info("configuring from " + req.From)
 	switch phase {
 	case phaseConfig:
-		req.Config.NoRestart = true
+		// Files only, and a daemon-reload when units changed: containerd and the
+		// kubelet start after this phase and must see its drop-ins.
+		req.Config.ReloadOnly = true
 	case phaseRun:
 		// containerd and the kubelet started after the config phase (its unit is
 		// ordered before them), on its files: what changed since is restarted.
