@@ -84,11 +84,13 @@ func FromNodeConfig(nc *userdata.NodeConfig, s Settings) (*Config, error) {
 		bad("spec.kubelet.flags: %d bytes is more than the %d allowed", len(c.KubeletExtraArgs), maxExtraArgs)
 	}
 	c.ReservedCPUs = slices.ContainsFunc(c.KubeletFlags, func(f string) bool { return strings.HasPrefix(f, "--reserved-cpus") })
+	// spec.kubelet.config, decoded once against the kubelet's type (zero fields when
+	// absent or invalid).
+	fields, err := kubeletconf.ReadOverlay(sp.Kubelet.Config)
+	if err != nil {
+		bad("spec.kubelet.config: %v", err)
+	}
 	if len(sp.Kubelet.Config) > 0 {
-		fields, err := kubeletconf.ReadOverlay(sp.Kubelet.Config)
-		if err != nil {
-			bad("spec.kubelet.config: %v", err)
-		}
 		c.KubeletConfigOverlay = maps.Clone(sp.Kubelet.Config)
 		if fields.ClusterDNS != nil {
 			// Cluster DNS is computed (from the service CIDR) unless given: the given
@@ -131,7 +133,7 @@ func FromNodeConfig(nc *userdata.NodeConfig, s Settings) (*Config, error) {
 	if c.ExtraArgsMaxPods == 0 {
 		// A maxPods in the kubelet config is what the kubelet runs with, unless a
 		// --max-pods flag, which the kubelet prefers, is among the flags.
-		if fields, err := kubeletconf.ReadOverlay(sp.Kubelet.Config); err == nil && fields.MaxPods > 0 {
+		if fields.MaxPods > 0 {
 			c.ExtraArgsMaxPods = int(fields.MaxPods)
 		}
 	}
