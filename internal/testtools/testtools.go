@@ -7,12 +7,19 @@
 package testtools
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"fmt"
+	"math/big"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
 	"testing"
+	"time"
 )
 
 // RequireEnv is the environment variable that, set to "1" (CI sets it), turns a
@@ -93,4 +100,21 @@ func CompareTrees(t testing.TB, got, want map[string]string) {
 			t.Errorf("%s differs:\n got: %.200q\nwant: %.200q", k, g, w)
 		}
 	}
+}
+
+// SelfSignedCA returns the DER of a throw-away self-signed CA certificate, for the
+// tests of values that must (or must never) be a certificate.
+func SelfSignedCA(t testing.TB) []byte {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "kubernetes"},
+		NotBefore: time.Now(), NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return der
 }
