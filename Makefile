@@ -18,8 +18,9 @@ help: ## Show the targets.
 DEMO_PROFILE ?= al2023
 
 .PHONY: demo
-demo: build ## Run the bootstrap end to end on a simulated m5.large, on an AL2023 image (DEMO_PROFILE=al2 for AL2; temporary root, no root/network/systemd needed).
-	$(NETNS) sh -c 'ip link set lo up 2>/dev/null; exec ./$(BIN) demo --image-profile $(DEMO_PROFILE)'
+demo: build ## Run bin/eksboot end to end on a simulated m5.large, on an AL2023 image (DEMO_PROFILE=al2 for AL2; temporary root, no root/network/systemd needed).
+	CGO_ENABLED=0 $(GO) build -o bin/eksboot-demo ./internal/demo
+	$(NETNS) sh -c 'ip link set lo up 2>/dev/null; exec ./bin/eksboot-demo --binary ./$(BIN) --image-profile $(DEMO_PROFILE)'
 
 .PHONY: test
 test: check check-generated ## gofmt, go vet, every test (real systemd over D-Bus when root), a short fuzz run.

@@ -1,5 +1,5 @@
-// Package cli is eksboot's command line: it picks the command (bootstrap, version,
-// demo), sets up logging and turns errors into exit statuses (2 for usage, 1 for
+// Package cli is eksboot's command line: it picks the command (bootstrap, init,
+// render, max-pods, version), sets up logging and turns errors into exit statuses (2 for usage, 1 for
 // failures). It exists so that cmd/eksboot/main.go stays a few lines and every command
 // can be tested in-process.
 package cli
@@ -56,8 +56,6 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	case "version", "--version":
 		fmt.Fprintf(stdout, "eksboot %s\n", Version)
 		return exitOK
-	case "demo":
-		return runDemo(rest[1:], stdout, stderr)
 	case "max-pods":
 		return runMaxPods(prog+" max-pods", rest[1:], stdout, stderr)
 	case "init":
@@ -68,7 +66,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		usage(stdout, prog)
 		return exitOK
 	default:
-		fmt.Fprintf(stderr, "%s: unknown command %s (want bootstrap, init, render, max-pods, version, demo or help)\n", prog, quote.Value(cmd))
+		fmt.Fprintf(stderr, "%s: unknown command %s (want bootstrap, init, render, max-pods, version or help)\n", prog, quote.Value(cmd))
 		return exitUsage
 	}
 }
@@ -83,7 +81,6 @@ Commands:
   init [--phase config|run]          configure the node from the NodeConfig parts of its user data (see %[1]s init --help)
   render --user-data F --instance-type T   print what a node launched with that user data would get (offline)
   max-pods [options]                 print the kubelet max pods of an instance type (max-pods-calculator.sh's options, --explain)
-  demo                               run bootstrap end to end against a simulated instance, into a temporary root
   version                            print the version
 
 Invoked as bootstrap.sh, eksboot runs the bootstrap command.

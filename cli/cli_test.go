@@ -24,9 +24,6 @@ func TestMainCommands(t *testing.T) {
 		{"bad flag", []string{"eksboot", "bootstrap", "--nope"}, 2, "", "eksboot bootstrap: unknown flag: --nope (see --help)\n"},
 		{"bad value", []string{"bootstrap.sh", "c", "--ip-family", "ipv5", "--b64-cluster-ca", "eA==", "--apiserver-endpoint", "https://x.example.com", "--root", "/nonexistent-root"}, 2, "", `--ip-family "ipv5": want ipv4 or ipv6`},
 		{"missing root", []string{"bootstrap.sh", "c", "--root", "/nonexistent-root"}, 2, "", "--root"},
-		{"bad demo argument", []string{"eksboot", "demo", "nope"}, 2, "", "unexpected arguments"},
-		{"bad demo flag", []string{"eksboot", "demo", "--nope"}, 2, "", "unknown flag: --nope"},
-		{"bad demo profile", []string{"eksboot", "demo", "--image-profile", "al1"}, 2, "", `--image-profile "al1": want al2 or al2023`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -56,43 +53,5 @@ func TestJSONLogs(t *testing.T) {
 	log.Info("step done")
 	if strings.HasPrefix(b.String(), "20") || !strings.HasPrefix(b.String(), "INFO\t") {
 		t.Errorf("console line %q: want no timestamp (journald adds it)", b.String())
-	}
-}
-
-// TestDemo runs `eksboot demo`: it must configure the simulated node end to end and
-// print the files, all on 127.0.0.1.
-func TestDemo(t *testing.T) {
-	for _, k := range []string{"AWS_ENDPOINT_URL_EC2", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_EC2_METADATA_DISABLED"} {
-		t.Setenv(k, "") // restored after the test; the demo sets its own
-	}
-	for _, tc := range []struct {
-		profile string
-		want    []string
-	}{
-		{"al2023", []string{"image profile: al2023", "--runtime-cgroups=/runtime.slice/containerd.service", "==> /etc/eks/image-credential-provider/config.json", "sandbox = 'localhost/kubernetes/pause:latest'", "command: aws"}},
-		{"al2", []string{"image profile: al2", "--pod-infra-container-image=602401143452.dkr.ecr.us-west-2.amazonaws.com/eks/pause:3.5", "command: /usr/bin/aws-iam-authenticator"}},
-	} {
-		var stdout, stderr bytes.Buffer
-		if code := Main([]string{"eksboot", "demo", "--image-profile", tc.profile}, &stdout, &stderr); code != 0 {
-			t.Fatalf("%s: exit %d\n%s", tc.profile, code, stderr.String())
-		}
-		for _, want := range append([]string{
-			"==> /etc/kubernetes/kubelet/kubelet-config.json (0644",
-			`"maxPods": 29`,
-			"==> /etc/systemd/system/kubelet.service.d/10-kubelet-args.conf",
-			"--hostname-override=ip-192-168-45-67.us-west-2.compute.internal",
-			"(the cluster CA: not printed)",
-		}, tc.want...) {
-			if !strings.Contains(stdout.String(), want) {
-				t.Errorf("%s: demo output lacks %q", tc.profile, want)
-			}
-		}
-		if strings.Contains(stdout.String(), "==> /etc/os-release") {
-			t.Errorf("%s: the demo printed the simulated image's own files", tc.profile)
-		}
-		if !strings.Contains(stderr.String(), `"step": "write"`) || !strings.Contains(stderr.String(), `"imageProfile": "`+tc.profile+`"`) ||
-			strings.Contains(stdout.String()+stderr.String(), "BEGIN CERTIFICATE") {
-			t.Errorf("%s: demo log:\n%s", tc.profile, stderr.String())
-		}
 	}
 }
