@@ -28,8 +28,8 @@ const (
 	pathKubeconfig        = "/var/lib/kubelet/kubeconfig"
 	pathKubeletConfig     = "/etc/kubernetes/kubelet/kubelet-config.json"
 	pathKubeletUnit       = "/etc/systemd/system/kubelet.service"
-	pathArgsDropIn        = "/etc/systemd/system/kubelet.service.d/10-kubelet-args.conf"
-	pathExtraArgsDropIn   = "/etc/systemd/system/kubelet.service.d/30-kubelet-extra-args.conf"
+	pathArgsDropIn        = kubeletconf.KubeletDropInDir + "/" + kubeletconf.KubeletArgsDropIn
+	pathExtraArgsDropIn   = kubeletconf.KubeletDropInDir + "/" + kubeletconf.KubeletExtraArgsDropIn
 	pathContainerdConfig  = "/etc/containerd/config.toml"
 	pathContainerdAMI     = "/etc/eks/containerd/containerd-config.toml"
 	pathSandboxUnitAMI    = "/etc/eks/containerd/sandbox-image.service"

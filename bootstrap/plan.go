@@ -62,7 +62,7 @@ func Compute(c *Config, f *Facts) (*Node, error) {
 		SetMaxPods:      c.UseMaxPods,
 		CPUs:            f.CPUs,
 		ProviderID:      fmt.Sprintf("aws:///%s/%s", f.Instance.AvailabilityZone, f.Instance.InstanceID),
-		KubeletVersion:  f.KubeletVersion.String(),
+		KubeletVersion:  f.KubeletVersion,
 		ReservedCgroups: !c.ReservedCPUs,
 		FeatureGates:    gates,
 
@@ -92,7 +92,7 @@ func Compute(c *Config, f *Facts) (*Node, error) {
 	}.Render()
 
 	n.KubeletArgs = strings.Join(kubeletArgs(c, n, f), " ")
-	argsDropIn, err := kubeletconf.EnvDropIn("KUBELET_ARGS", n.KubeletArgs)
+	argsDropIn, err := kubeletconf.EnvDropIn(kubeletconf.KubeletArgsVar, n.KubeletArgs)
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +144,7 @@ func Compute(c *Config, f *Facts) (*Node, error) {
 		n.Files = append(n.Files, *f.ClusterCache)
 	}
 	if c.KubeletExtraArgs != "" {
-		extra, err := kubeletconf.EnvDropIn("KUBELET_EXTRA_ARGS", c.KubeletExtraArgs)
+		extra, err := kubeletconf.EnvDropIn(kubeletconf.KubeletExtraArgsVar, c.KubeletExtraArgs)
 		if err != nil {
 			return nil, fmt.Errorf("--kubelet-extra-args: %w", err)
 		}

@@ -14,7 +14,7 @@ var benchInput = Input{
 	SetMaxPods:      true,
 	CPUs:            2,
 	ProviderID:      "aws:///us-west-2a/i-0123456789abcdef0",
-	KubeletVersion:  "v1.32.9-eks-113cf36",
+	KubeletVersion:  Version{1, 32, 9},
 	ReservedCgroups: true,
 }
 

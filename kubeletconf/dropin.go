@@ -11,8 +11,10 @@ import (
 )
 
 // Environment variables that the kubelet unit expands in its ExecStart=, and the
-// drop-ins (in /etc/systemd/system/kubelet.service.d/) that set them.
+// drop-ins (in KubeletDropInDir) that set them. These names are spelled here only.
 const (
+	// KubeletDropInDir is the kubelet unit's drop-in folder.
+	KubeletDropInDir = "/etc/systemd/system/kubelet.service.d"
 	// KubeletArgsVar holds the flags that bootstrap.sh computes (--node-ip, ...).
 	KubeletArgsVar = "KUBELET_ARGS"
 	// KubeletArgsDropIn is the drop-in that sets KubeletArgsVar.

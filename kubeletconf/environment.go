@@ -16,7 +16,7 @@ import (
 // for each of kubelet.service and containerd.service.
 const (
 	ManagerEnvironmentPath    = "/etc/systemd/system.conf.d/environment.conf"
-	KubeletEnvironmentPath    = "/etc/systemd/system/kubelet.service.d/environment.conf"
+	KubeletEnvironmentPath    = KubeletDropInDir + "/environment.conf"
 	ContainerdEnvironmentPath = "/etc/systemd/system/containerd.service.d/environment.conf"
 )
 

@@ -59,7 +59,7 @@ func (c goldenCase) input() Input {
 		SetMaxPods:      c.setMaxPods,
 		CPUs:            c.cpus,
 		ProviderID:      c.providerID,
-		KubeletVersion:  "1.32.9",
+		KubeletVersion:  Version{1, 32, 9},
 		ReservedCgroups: true,
 	}
 }

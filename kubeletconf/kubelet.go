@@ -6,9 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"regexp"
 	"strconv"
-	"sync"
 	"time"
 )
 
@@ -36,11 +34,10 @@ type Input struct {
 	// written to .providerID. It must not be empty.
 	ProviderID string
 
-	// KubeletVersion is the kubelet's version, major.minor.patch ("1.32.9"); a
-	// leading "v" and a "-..." or "+..." suffix ("v1.32.9-eks-113cf36") are accepted.
-	// For 1.22.0 <= version < 1.27.0 Build sets kubeAPIQPS 10 and kubeAPIBurst 20
-	// unless the template already sets them.
-	KubeletVersion string
+	// KubeletVersion is the kubelet's version; it must be set. For 1.22.0 <=
+	// version < 1.27.0 Build sets kubeAPIQPS 10 and kubeAPIBurst 20 unless the
+	// template already sets them.
+	KubeletVersion Version
 
 	// ReservedCgroups sets .systemReservedCgroup to "/system" and
 	// .kubeReservedCgroup to "/runtime". bootstrap.sh does so unless --reserved-cpus
@@ -196,11 +193,10 @@ func (in Input) validate() (Version, error) {
 	} else if in.ShutdownGracePeriodCriticalPods > in.ShutdownGracePeriod {
 		errs = append(errs, fmt.Errorf("shutdownGracePeriodCriticalPods: %v exceeds shutdownGracePeriod %v", in.ShutdownGracePeriodCriticalPods, in.ShutdownGracePeriod))
 	}
-	version, err := parseVersion(in.KubeletVersion)
-	if err != nil {
-		errs = append(errs, fmt.Errorf("kubeletVersion: %w", err))
+	if in.KubeletVersion.IsZero() {
+		errs = append(errs, errors.New("kubeletVersion: must be set"))
 	}
-	return version, errors.Join(errs...)
+	return in.KubeletVersion, errors.Join(errs...)
 }
 
 // ReservedCPU returns the CPU, in millicores, that bootstrap.sh reserves for
@@ -230,25 +226,4 @@ func ReservedCPU(cpus int) int {
 // Kubernetes system daemons on a node running up to maxPods pods: 11*maxPods + 255.
 func ReservedMemoryMiB(maxPods int) int {
 	return 11*maxPods + 255
-}
-
-var versionRE = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^v?(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)([-+].*)?$`)
-})
-
-// parseVersion parses "1.32.9", "v1.32.9" or "v1.32.9-eks-113cf36", strictly.
-func parseVersion(s string) (Version, error) {
-	m := versionRE().FindStringSubmatch(s)
-	if m == nil {
-		return Version{}, fmt.Errorf("%q is not a major.minor.patch version", s)
-	}
-	var parts [3]int
-	for i := range parts {
-		n, err := strconv.Atoi(m[i+1])
-		if err != nil {
-			return Version{}, fmt.Errorf("%q: %w", s, err)
-		}
-		parts[i] = n
-	}
-	return Version{parts[0], parts[1], parts[2]}, nil
 }

@@ -94,7 +94,11 @@ func TestBuildKubeAPIQPS(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.version, func(t *testing.T) {
 			in := base.input()
-			in.KubeletVersion = tc.version
+			v, err := FindVersion(tc.version)
+			if err != nil {
+				t.Fatal(err)
+			}
+			in.KubeletVersion = v
 			cfg, err := BuildFromTemplate(tc.template, in)
 			if err != nil {
 				t.Fatal(err)
@@ -176,13 +180,10 @@ func TestBuildErrors(t *testing.T) {
 		{"bad dns", func(in *Input) { in.ClusterDNS = []string{"10.100.0.10", " 10.100.0.11"} }, "",
 			`clusterDNS[1]: " 10.100.0.11" is not an IP address`},
 		{"no provider id", func(in *Input) { in.ProviderID = "" }, "", "providerID: must not be empty"},
-		{"short version", func(in *Input) { in.KubeletVersion = "1.32" }, "",
-			`kubeletVersion: "1.32" is not a major.minor.patch version`},
-		{"empty version", func(in *Input) { in.KubeletVersion = "" }, "",
-			`kubeletVersion: "" is not a major.minor.patch version`},
-		{"all at once", func(in *Input) { *in = Input{KubeletVersion: "x"} }, "",
+		{"no version", func(in *Input) { in.KubeletVersion = Version{} }, "", "kubeletVersion: must be set"},
+		{"all at once", func(in *Input) { *in = Input{} }, "",
 			"clusterDNS: at least one address is required\nmaxPods: must be at least 1, got 0\ncpus: must be at least 1, got 0\n" +
-				`providerID: must not be empty` + "\n" + `kubeletVersion: "x" is not a major.minor.patch version`},
+				"providerID: must not be empty\nkubeletVersion: must be set"},
 		{"unknown template field", func(*Input) {}, `{"maxPod": 3}`,
 			`decoding kubelet config template: json: unknown field "maxPod"`},
 		{"bad template", func(*Input) {}, `{`, "decoding kubelet config template: unexpected EOF"},

@@ -6,7 +6,7 @@ import (
 )
 
 func TestOverlay(t *testing.T) {
-	base, err := Build(Input{ClusterDNS: []string{"10.100.0.10"}, MaxPods: 29, SetMaxPods: true, CPUs: 2, ProviderID: "aws:///a/i", KubeletVersion: "1.32.0", ReservedCgroups: true})
+	base, err := Build(Input{ClusterDNS: []string{"10.100.0.10"}, MaxPods: 29, SetMaxPods: true, CPUs: 2, ProviderID: "aws:///a/i", KubeletVersion: Version{1, 32, 0}, ReservedCgroups: true})
 	if err != nil {
 		t.Fatal(err)
 	}
