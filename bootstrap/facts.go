@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -406,22 +405,18 @@ func fipsHost(ctx context.Context, c *Config, env *Env, inst *imds.Facts) bool {
 }
 
 // domainForRegion derives the AWS DNS suffix of a commercial, GovCloud or China
-// region, for the rare IMDS that does not serve services/domain. Other partitions'
-// domains are not guessed.
+// region (imds.PartitionOf), for the rare IMDS that does not serve services/domain.
+// Other partitions' domains are not guessed.
 func domainForRegion(region string) (string, bool) {
-	if !regionRE().MatchString(region) {
-		return "", false
-	}
+	p, ok := imds.PartitionOf(region)
 	switch {
-	case strings.HasPrefix(region, "cn-"):
-		return "amazonaws.com.cn", true
-	case strings.Contains(region, "-iso"), strings.HasPrefix(region, "eusc-"):
+	case !ok:
 		return "", false
+	case p.Name == "aws", p.Name == "aws-cn", p.Name == "aws-us-gov":
+		return p.Domain, true
 	}
-	return "amazonaws.com", true
+	return "", false
 }
-
-var regionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-[0-9]+$`) })
 
 // logFacts logs what was learned, without secrets.
 func logFacts(log *zap.Logger, f *Facts) {

@@ -172,3 +172,19 @@ func TestDirectoryThatCannotBeMadeWritesNothing(t *testing.T) {
 		t.Errorf("files changed although the run failed:\nbefore %v\nafter  %v", slices.Sorted(maps.Keys(before)), slices.Sorted(maps.Keys(after)))
 	}
 }
+
+// TestDomainForRegion: the domain is derived for the partitions whose domain is
+// amazonaws.com(.cn), never guessed for the isolated ones or a malformed region.
+func TestDomainForRegion(t *testing.T) {
+	for region, want := range map[string]string{
+		"us-east-1": "amazonaws.com", "ap-southeast-7": "amazonaws.com", "us-gov-west-1": "amazonaws.com",
+		"cn-northwest-1": "amazonaws.com.cn",
+		"us-iso-east-1":  "", "us-isob-east-1": "", "eu-isoe-west-1": "", "eusc-de-east-1": "", "us-isoz-east-1": "",
+		"": "", "US-EAST-1": "", "us-east": "",
+	} {
+		got, ok := domainForRegion(region)
+		if got != want || ok != (want != "") {
+			t.Errorf("domainForRegion(%q) = %q, %v; want %q", region, got, ok, want)
+		}
+	}
+}
