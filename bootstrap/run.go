@@ -23,7 +23,9 @@ import (
 // diff against the node's files, the writes, the restarts. Nothing is written until
 // everything has been computed and checked, so bad input or missing facts leave the
 // node untouched.
-func Run(ctx context.Context, c *Config, env *Env) error {
+func Run(ctx context.Context, c *Config, env *Env) (err error) {
+	var f, n, start = (*Facts)(nil), (*Node)(nil), time.Now()
+	defer func() { recordStatus(env, c, f, n, start, err) }() // /var/lib/eksboot/status.json, for eksboot doctor
 	log := env.Log
 	for _, w := range c.Warnings {
 		log.Warn(w)
@@ -42,7 +44,7 @@ func Run(ctx context.Context, c *Config, env *Env) error {
 		}
 		defer unlock()
 	}
-	_, n, err := PlanNode(ctx, c, env)
+	f, n, err = PlanNode(ctx, c, env)
 	if err != nil {
 		return err
 	}
