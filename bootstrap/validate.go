@@ -158,12 +158,41 @@ func Validate(o Options) (*Config, error) {
 	c.OutpostGiven = o.EnableLocalOutpost != ""
 	c.IPFamilyGiven = o.IPFamily != "" || o.ServiceIPv6CIDR != ""
 
+	c.checkCluster(o, bad)
+	c.checkRuntime(o, bad)
+	c.checkNetwork(o, bad)
+
+	switch o.LocalDisks {
+	case "", "none":
+	case "mount", "raid0", "raid10":
+		c.LocalDisksArgs = []string{o.LocalDisks}
+	default:
+		bad("--local-disks %s: want mount, raid0, raid10 or none", quote.Value(o.LocalDisks))
+	}
+	for _, p := range c.setMaxPods(maxPodsInput{
+		Mode: o.MaxPodsMode, CustomNetworking: o.MaxPodsCustomNetworking, SecurityGroupsForPods: o.MaxPodsSecurityGroupsForPods,
+		MaxENI: o.MaxPodsMaxENI, Uncapped: o.MaxPodsUncapped, KubeReservedFromEffective: o.KubeReservedFromEffectiveMaxPods,
+		ExtraArgs: strings.Fields(o.KubeletExtraArgs), names: maxPodsFlagNames,
+	}) {
+		bad("%s", p)
+	}
+	for _, p := range c.shutdown(o) {
+		bad("%s", p)
+	}
+	if len(problems) > 0 {
+		return nil, &UsageError{msg: quote.List(problems)}
+	}
+	return c, nil
+}
+
+// checkCluster checks the cluster's name, CA and endpoint, bootstrap.sh's true/false
+// flags, the kubelet extra arguments and the API retry count, for Validate.
+func (c *Config) checkCluster(o Options, bad func(string, ...any)) {
 	if o.ClusterName == "" {
 		bad("CLUSTER_NAME is missing: give the cluster name as the argument after the flags")
 	} else if !isClusterName(o.ClusterName) {
 		bad("CLUSTER_NAME %s is not a cluster name: 1-100 letters, digits, '-' or '_', starting with a letter or digit", quote.Value(o.ClusterName))
 	}
-	var err error
 	c.UseMaxPods = c.flagBool("--use-max-pods", o.UseMaxPods, true)
 	c.MountBPFFS = c.flagBool("--mount-bpf-fs", o.MountBPFFS, true)
 	if c.flagBool("--enable-local-outpost", o.EnableLocalOutpost, false) {
@@ -178,6 +207,7 @@ func Validate(o Options) (*Config, error) {
 
 	// A missing CA or endpoint is looked up with eks:DescribeCluster (discover.go).
 	if o.B64ClusterCA != "" {
+		var err error
 		if c.CA, err = decodeCA(o.B64ClusterCA); err != nil {
 			bad("--b64-cluster-ca: %v", err)
 		}
@@ -202,6 +232,10 @@ func Validate(o Options) (*Config, error) {
 		}
 		c.APIRetryAttempts = n
 	}
+}
+
+// checkRuntime checks containerd's and the pause image's flags, for Validate.
+func (c *Config) checkRuntime(o Options, bad func(string, ...any)) {
 	if o.ContainerdConfigFile != "" && !strings.HasPrefix(o.ContainerdConfigFile, "/") {
 		bad("--containerd-config-file %s: want an absolute path", quote.Value(o.ContainerdConfigFile))
 	}
@@ -226,7 +260,11 @@ func Validate(o Options) (*Config, error) {
 	default:
 		bad("--container-runtime %s: want containerd", quote.Value(rt))
 	}
+}
 
+// checkNetwork checks the cluster DNS addresses, the IP family and the service
+// CIDRs, and sets c.IPFamily, for Validate.
+func (c *Config) checkNetwork(o Options, bad func(string, ...any)) {
 	if o.DNSClusterIP != "" {
 		for _, ip := range strings.Split(o.DNSClusterIP, ",") {
 			if _, err := netip.ParseAddr(ip); err != nil || strings.Contains(ip, "%") {
@@ -267,28 +305,6 @@ func Validate(o Options) (*Config, error) {
 	if family == "ipv6" && o.ServiceIPv6CIDR == "" && o.DNSClusterIP == "" && !needsDiscovery(o.B64ClusterCA == "", o.APIServerEndpoint == "") {
 		bad("--ip-family ipv6 needs --service-ipv6-cidr or --dns-cluster-ip to set the cluster DNS address")
 	}
-
-	switch o.LocalDisks {
-	case "", "none":
-	case "mount", "raid0", "raid10":
-		c.LocalDisksArgs = []string{o.LocalDisks}
-	default:
-		bad("--local-disks %s: want mount, raid0, raid10 or none", quote.Value(o.LocalDisks))
-	}
-	for _, p := range c.setMaxPods(maxPodsInput{
-		Mode: o.MaxPodsMode, CustomNetworking: o.MaxPodsCustomNetworking, SecurityGroupsForPods: o.MaxPodsSecurityGroupsForPods,
-		MaxENI: o.MaxPodsMaxENI, Uncapped: o.MaxPodsUncapped, KubeReservedFromEffective: o.KubeReservedFromEffectiveMaxPods,
-		ExtraArgs: strings.Fields(o.KubeletExtraArgs), names: maxPodsFlagNames,
-	}) {
-		bad("%s", p)
-	}
-	for _, p := range c.shutdown(o) {
-		bad("%s", p)
-	}
-	if len(problems) > 0 {
-		return nil, &UsageError{msg: quote.List(problems)}
-	}
-	return c, nil
 }
 
 // flagBool reads one of bootstrap.sh's true/false flags as bootstrap.sh does: only the
