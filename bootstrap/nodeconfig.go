@@ -33,8 +33,30 @@ func FromNodeConfig(nc *userdata.NodeConfig, s Settings) (*Config, error) {
 	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 	unsupported := func(field string) { bad("%s: not supported by eksboot yet (see docs/compat.md)", field) }
 	sp := nc.Spec
+	c.fromCluster(sp.Cluster, bad, unsupported)
+	fields := c.fromKubelet(sp.Kubelet, bad)
+	c.fromMaxPods(sp.MaxPods, fields, bad)
+	c.fromInstance(sp, bad, unsupported)
+	if len(problems) > 0 {
+		return nil, &UsageError{msg: quote.List(problems)}
+	}
+	return c, nil
+}
 
-	cl := sp.Cluster
+// FromFlags is the bootstrap.sh front end: the command line (without the command
+// name) with bootstrap.sh's environment-variable fallbacks, parsed (Parse) and
+// validated (Validate) into the configuration Run takes. help is set for -h/--help.
+func FromFlags(args []string, getenv func(string) string) (c *Config, help bool, err error) {
+	o, err := Parse(args, getenv)
+	if err != nil || o.Help {
+		return nil, o.Help, err
+	}
+	c, err = Validate(o)
+	return c, false, err
+}
+
+// fromCluster reads spec.cluster, for FromNodeConfig.
+func (c *Config) fromCluster(cl userdata.Cluster, bad func(string, ...any), unsupported func(string)) {
 	c.ClusterName, c.ClusterID = cl.Name, cl.ID
 	if cl.Name == "" {
 		bad("spec.cluster.name: required field missing")
@@ -47,8 +69,8 @@ func FromNodeConfig(nc *userdata.NodeConfig, s Settings) (*Config, error) {
 			unsupported("spec.cluster.enableOutpost")
 		}
 	}
-	var err error
 	if cl.CertificateAuthority != "" {
+		var err error
 		if c.CA, err = decodeCA(cl.CertificateAuthority); err != nil {
 			bad("spec.cluster.certificateAuthority: %v", err)
 		}
@@ -71,9 +93,13 @@ func FromNodeConfig(nc *userdata.NodeConfig, s Settings) (*Config, error) {
 			c.ServiceIPv4CIDR = p.Masked()
 		}
 	}
+}
 
-	// spec.kubelet: the flags, one argument each, and the partial configuration.
-	c.KubeletFlags = slices.Clone(sp.Kubelet.Flags)
+// fromKubelet reads spec.kubelet: the flags, one argument each, the partial
+// configuration (decoded once against the kubelet's type; its fields are returned,
+// zero when absent or invalid) and the max pods expression, for FromNodeConfig.
+func (c *Config) fromKubelet(kl userdata.Kubelet, bad func(string, ...any)) kubeletconf.OverlayFields {
+	c.KubeletFlags = slices.Clone(kl.Flags)
 	for i, f := range c.KubeletFlags {
 		if err := checkArgs(f); err != nil {
 			bad("spec.kubelet.flags[%d]: %v", i, err)
@@ -86,12 +112,12 @@ func FromNodeConfig(nc *userdata.NodeConfig, s Settings) (*Config, error) {
 	c.ReservedCPUs = slices.ContainsFunc(c.KubeletFlags, func(f string) bool { return strings.HasPrefix(f, "--reserved-cpus") })
 	// spec.kubelet.config, decoded once against the kubelet's type (zero fields when
 	// absent or invalid).
-	fields, err := kubeletconf.ReadOverlay(sp.Kubelet.Config)
+	fields, err := kubeletconf.ReadOverlay(kl.Config)
 	if err != nil {
 		bad("spec.kubelet.config: %v", err)
 	}
-	if len(sp.Kubelet.Config) > 0 {
-		c.KubeletConfigOverlay = maps.Clone(sp.Kubelet.Config)
+	if len(kl.Config) > 0 {
+		c.KubeletConfigOverlay = maps.Clone(kl.Config)
 		if fields.ClusterDNS != nil {
 			// Cluster DNS is computed (from the service CIDR) unless given: the given
 			// list is the node's, checked like --dns-cluster-ip.
@@ -108,15 +134,18 @@ func FromNodeConfig(nc *userdata.NodeConfig, s Settings) (*Config, error) {
 	if c.IPFamily == "ipv6" && !c.ServiceIPv6CIDR.IsValid() && len(c.DNSClusterIPs) == 0 {
 		bad("an IPv6 cluster needs spec.cluster.cidr or spec.kubelet.config.clusterDNS to set the cluster DNS address")
 	}
-	if e := sp.Kubelet.MaxPodsExpression; e != "" {
+	if e := kl.MaxPodsExpression; e != "" {
 		if err := expr.Check(e); err != nil {
 			bad("%v", err) // names spec.kubelet.maxPodsExpression
 		}
 		c.MaxPodsExpression = e
 	}
+	return fields
+}
 
-	// spec.maxPods, eksboot's own: how max pods is worked out.
-	mp := sp.MaxPods
+// fromMaxPods reads spec.maxPods, eksboot's own field (how max pods is worked out),
+// and a maxPods of spec.kubelet.config, for FromNodeConfig.
+func (c *Config) fromMaxPods(mp userdata.MaxPods, fields kubeletconf.OverlayFields, bad func(string, ...any)) {
 	in := maxPodsInput{
 		Mode:                      cmp.Or(mp.Mode, modeENIMaxPods),
 		CustomNetworking:          val(mp.CustomNetworking, false),
@@ -137,7 +166,11 @@ func FromNodeConfig(nc *userdata.NodeConfig, s Settings) (*Config, error) {
 			c.ExtraArgsMaxPods = int(fields.MaxPods)
 		}
 	}
+}
 
+// fromInstance reads spec.containerd, spec.instance and spec.featureGates, for
+// FromNodeConfig.
+func (c *Config) fromInstance(sp userdata.Spec, bad func(string, ...any), unsupported func(string)) {
 	// spec.containerd: each part's TOML merged in order, and the base runtime spec.
 	for _, toml := range sp.Containerd.Configs {
 		c.ContainerdOverlays = append(c.ContainerdOverlays, kubeletconf.ContainerdOverlay{Name: "spec.containerd.config", TOML: toml})
@@ -148,6 +181,7 @@ func FromNodeConfig(nc *userdata.NodeConfig, s Settings) (*Config, error) {
 	c.BaseRuntimeSpecOverlay = sp.Containerd.BaseRuntimeSpec
 
 	// spec.instance.
+	var err error
 	c.LocalDisks = strings.ToLower(sp.Instance.LocalStorage.Strategy)
 	if ls := sp.Instance.LocalStorage; ls.Strategy != "" {
 		if c.LocalDisksArgs, err = kubeletconf.LocalDisksArgs(ls.Strategy, ls.MountPath, ls.DisabledMounts); err != nil {
@@ -171,22 +205,6 @@ func FromNodeConfig(nc *userdata.NodeConfig, s Settings) (*Config, error) {
 			unsupported("spec.featureGates." + k)
 		}
 	}
-	if len(problems) > 0 {
-		return nil, &UsageError{msg: quote.List(problems)}
-	}
-	return c, nil
-}
-
-// FromFlags is the bootstrap.sh front end: the command line (without the command
-// name) with bootstrap.sh's environment-variable fallbacks, parsed (Parse) and
-// validated (Validate) into the configuration Run takes. help is set for -h/--help.
-func FromFlags(args []string, getenv func(string) string) (c *Config, help bool, err error) {
-	o, err := Parse(args, getenv)
-	if err != nil || o.Help {
-		return nil, o.Help, err
-	}
-	c, err = Validate(o)
-	return c, false, err
 }
 
 // knownGates lists the feature gates' names.

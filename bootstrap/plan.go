@@ -47,41 +47,9 @@ func Compute(c *Config, f *Facts) (*Node, error) {
 	if p.SandboxImage != "" && !c.PauseImageGiven {
 		n.PauseImage = p.SandboxImage
 	}
-	gates := maps.Clone(row.FeatureGates)
-	if p.CredentialProvidersGate && row.CredentialProvidersGate {
-		gates["KubeletCredentialProviders"] = true
-	}
-	shutdown, critical := c.ShutdownGracePeriod, c.ShutdownGracePeriodCriticalPods
-	if !c.ShutdownGiven && row.GracefulShutdown {
-		shutdown, critical = DefaultShutdownGracePeriod, DefaultShutdownGracePeriodCriticalPods
-	}
-
-	cfg, err := kubeletconf.Build(kubeletconf.Input{
-		ClusterDNS:      n.ClusterDNS,
-		MaxPods:         int32(reservedMaxPods(c, f.MaxPods)),
-		SetMaxPods:      c.UseMaxPods,
-		CPUs:            f.CPUs,
-		ProviderID:      fmt.Sprintf("aws:///%s/%s", f.Instance.AvailabilityZone, f.Instance.InstanceID),
-		KubeletVersion:  f.KubeletVersion,
-		ReservedCgroups: !c.ReservedCPUs,
-		FeatureGates:    gates,
-
-		ShutdownGracePeriod:             shutdown,
-		ShutdownGracePeriodCriticalPods: critical,
-	})
+	cfg, kubeletJSON, err := buildKubeletConfig(c, f, n)
 	if err != nil {
-		return nil, fmt.Errorf("kubelet config: %w", err)
-	}
-	if cfg, err = kubeletconf.Overlay(cfg, c.KubeletConfigOverlay); err != nil {
-		return nil, fmt.Errorf("spec.kubelet.config: %w", err)
-	}
-	if total, critical := cfg.ShutdownGracePeriod.Duration, cfg.ShutdownGracePeriodCriticalPods.Duration; critical > total {
-		// The kubelet refuses such a configuration and exits.
-		return nil, fmt.Errorf("spec.kubelet.config: shutdownGracePeriodCriticalPods %v is longer than shutdownGracePeriod %v (the kubelet refuses it): set both", critical, total)
-	}
-	kubeletJSON, err := kubeletconf.Marshal(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("kubelet config: %w", err)
+		return nil, err
 	}
 	kubeconfig := kubeletconf.Kubeconfig{
 		Server:      c.APIServerEndpoint,
@@ -97,23 +65,7 @@ func Compute(c *Config, f *Facts) (*Node, error) {
 		return nil, err
 	}
 
-	cin := kubeletconf.ContainerdInput{
-		Major:         f.ContainerdMajor,
-		Template:      f.ContainerdTemplate,
-		TemplateName:  f.ContainerdTemplateSource,
-		SandboxImage:  n.PauseImage,
-		NvidiaRuntime: f.NvidiaRuntime,
-		RuncBinary:    f.RuncBinary,
-	}
-	cin.Overlays = c.ContainerdOverlays
-	var baseSpec []byte
-	if p.BaseRuntimeSpec || c.BaseRuntimeSpecOverlay != nil { // a NodeConfig that sets one gets it on any image
-		if baseSpec, err = kubeletconf.BaseRuntimeSpec(c.BaseRuntimeSpecOverlay); err != nil {
-			return nil, fmt.Errorf("spec.containerd.baseRuntimeSpec: %w", err)
-		}
-		cin.BaseRuntimeSpec = pathBaseRuntimeSpec
-	}
-	containerd, err := kubeletconf.Containerd(cin)
+	containerd, baseSpec, err := containerdConfig(c, f, n)
 	if err != nil {
 		return nil, err
 	}
@@ -162,7 +114,7 @@ func Compute(c *Config, f *Facts) (*Node, error) {
 	}
 	// logind must let the kubelet hold the shutdown as long as its configuration says,
 	// spec.kubelet.config included.
-	if shutdown = cfg.ShutdownGracePeriod.Duration; shutdown > 0 {
+	if shutdown := cfg.ShutdownGracePeriod.Duration; shutdown > 0 {
 		logind, err := kubeletconf.LogindConfig(shutdown)
 		if err != nil {
 			return nil, err
@@ -173,6 +125,78 @@ func Compute(c *Config, f *Facts) (*Node, error) {
 	}
 	n.Dirs = []string{"/etc/containerd/config.d", "/etc/cni/net.d"}
 	return n, nil
+}
+
+// buildKubeletConfig builds kubelet-config.json for Compute: the template with the
+// computed values (n's cluster DNS), the kubelet table's gates and shutdown defaults,
+// then spec.kubelet.config over it. It returns the configuration and its bytes.
+func buildKubeletConfig(c *Config, f *Facts, n *Node) (*kubeletconf.KubeletConfiguration, []byte, error) {
+	p, row := f.Profile, f.Kubelet
+	gates := maps.Clone(row.FeatureGates)
+	if p.CredentialProvidersGate && row.CredentialProvidersGate {
+		gates["KubeletCredentialProviders"] = true
+	}
+	shutdown, critical := c.ShutdownGracePeriod, c.ShutdownGracePeriodCriticalPods
+	if !c.ShutdownGiven && row.GracefulShutdown {
+		shutdown, critical = DefaultShutdownGracePeriod, DefaultShutdownGracePeriodCriticalPods
+	}
+
+	cfg, err := kubeletconf.Build(kubeletconf.Input{
+		ClusterDNS:      n.ClusterDNS,
+		MaxPods:         int32(reservedMaxPods(c, f.MaxPods)),
+		SetMaxPods:      c.UseMaxPods,
+		CPUs:            f.CPUs,
+		ProviderID:      fmt.Sprintf("aws:///%s/%s", f.Instance.AvailabilityZone, f.Instance.InstanceID),
+		KubeletVersion:  f.KubeletVersion,
+		ReservedCgroups: !c.ReservedCPUs,
+		FeatureGates:    gates,
+
+		ShutdownGracePeriod:             shutdown,
+		ShutdownGracePeriodCriticalPods: critical,
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("kubelet config: %w", err)
+	}
+	if cfg, err = kubeletconf.Overlay(cfg, c.KubeletConfigOverlay); err != nil {
+		return nil, nil, fmt.Errorf("spec.kubelet.config: %w", err)
+	}
+	if total, critical := cfg.ShutdownGracePeriod.Duration, cfg.ShutdownGracePeriodCriticalPods.Duration; critical > total {
+		// The kubelet refuses such a configuration and exits.
+		return nil, nil, fmt.Errorf("spec.kubelet.config: shutdownGracePeriodCriticalPods %v is longer than shutdownGracePeriod %v (the kubelet refuses it): set both", critical, total)
+	}
+	kubeletJSON, err := kubeletconf.Marshal(cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("kubelet config: %w", err)
+	}
+	return cfg, kubeletJSON, nil
+}
+
+// containerdConfig renders containerd's config.toml for Compute (the image's
+// template or eksboot's, the pause image n has, the NodeConfig's TOML parts) and the
+// base runtime spec when the profile or the NodeConfig has one (nil otherwise).
+func containerdConfig(c *Config, f *Facts, n *Node) (containerd, baseSpec []byte, err error) {
+	p := f.Profile
+	cin := kubeletconf.ContainerdInput{
+		Major:         f.ContainerdMajor,
+		Template:      f.ContainerdTemplate,
+		TemplateName:  f.ContainerdTemplateSource,
+		SandboxImage:  n.PauseImage,
+		NvidiaRuntime: f.NvidiaRuntime,
+		RuncBinary:    f.RuncBinary,
+		Overlays:      c.ContainerdOverlays,
+	}
+	if p.BaseRuntimeSpec || c.BaseRuntimeSpecOverlay != nil { // a NodeConfig that sets one gets it on any image
+		if baseSpec, err = kubeletconf.BaseRuntimeSpec(c.BaseRuntimeSpecOverlay); err != nil {
+			return nil, nil, fmt.Errorf("spec.containerd.baseRuntimeSpec: %w", err)
+		}
+		cin.BaseRuntimeSpec = pathBaseRuntimeSpec
+	}
+	containerd, err = kubeletconf.Containerd(cin)
+	if err != nil {
+		return nil, nil, err
+	}
+
+	return containerd, baseSpec, nil
 }
 
 // kubeletArgs are the kubelet flags of 10-kubelet-args.conf, by the image profile and
