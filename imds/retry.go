@@ -141,18 +141,8 @@ func (c *client) attempt(ctx context.Context, q query) (verdict, int, error) {
 		return permanent, s, statusError(s)
 	}
 	// No GET answered: the token or the connection failed, or time ran out.
-	switch ts := ex.tokenStatus; {
-	case ts == http.StatusOK && ex.tokenErr != nil:
-		return invalid, 0, fmt.Errorf("session token (PUT %s): %w", PathToken, ex.tokenErr)
-	case ts == http.StatusForbidden, ts == http.StatusNotFound, ts == http.StatusMethodNotAllowed:
-		if c.opts.AllowIMDSv1 {
-			return permanent, 0, fmt.Errorf("session token (PUT %s): %w", PathToken, statusError(ts))
-		}
-		return permanent, 0, fmt.Errorf("the service refused an IMDSv2 session token (PUT %s: %w) and IMDSv1 fallback is off", PathToken, statusError(ts))
-	case ts == http.StatusBadRequest:
-		return permanent, 0, fmt.Errorf("session token (PUT %s): %w", PathToken, statusError(ts))
-	case ts != 0 && ts != http.StatusOK:
-		return transient, 0, fmt.Errorf("session token (PUT %s): %w", PathToken, statusError(ts))
+	if v, ok, err := c.tokenVerdict(ex); ok {
+		return v, 0, err
 	}
 	switch {
 	case ctx.Err() != nil && ex.tokenAsked && ex.tokenStatus == 0:
@@ -169,6 +159,25 @@ func (c *client) attempt(ctx context.Context, q query) (verdict, int, error) {
 		return transient, 0, fmt.Errorf("session token (PUT %s): no answer: %w", PathToken, ex.tokenErr)
 	}
 	return permanent, 0, err // the SDK failed before sending anything
+}
+
+// tokenVerdict judges an attempt whose GET got no answer by the session token's PUT:
+// ok is false when the token was not the problem.
+func (c *client) tokenVerdict(ex *exchange) (v verdict, ok bool, err error) {
+	switch ts := ex.tokenStatus; {
+	case ts == http.StatusOK && ex.tokenErr != nil:
+		return invalid, true, fmt.Errorf("session token (PUT %s): %w", PathToken, ex.tokenErr)
+	case ts == http.StatusForbidden, ts == http.StatusNotFound, ts == http.StatusMethodNotAllowed:
+		if c.opts.AllowIMDSv1 {
+			return permanent, true, fmt.Errorf("session token (PUT %s): %w", PathToken, statusError(ts))
+		}
+		return permanent, true, fmt.Errorf("the service refused an IMDSv2 session token (PUT %s: %w) and IMDSv1 fallback is off", PathToken, statusError(ts))
+	case ts == http.StatusBadRequest:
+		return permanent, true, fmt.Errorf("session token (PUT %s): %w", PathToken, statusError(ts))
+	case ts != 0 && ts != http.StatusOK:
+		return transient, true, fmt.Errorf("session token (PUT %s): %w", PathToken, statusError(ts))
+	}
+	return 0, false, nil
 }
 
 // plural returns "1 attempt", "2 attempts".
