@@ -321,7 +321,6 @@ func (w *walker) walk(f *fn, sinks map[string]map[string]flagInfo) (map[string]f
 // returns whether the walk should look inside the call's arguments.
 func (w *walker) call(s *scope, c *ast.CallExpr, out map[string]flagInfo) (bool, error) {
 	f := s.f
-	imports := f.pkg.fileOf[f.file]
 	target := func(recv ast.Expr) map[string]flagInfo {
 		if recv != nil {
 			if id, ok := unparen(recv).(*ast.Ident); ok && s.sinks[id.Name] != nil {
@@ -350,93 +349,112 @@ func (w *walker) call(s *scope, c *ast.CallExpr, out map[string]flagInfo) (bool,
 		}
 		return true, nil
 	case *ast.SelectorExpr:
-		method := fun.Sel.Name
-		recv := unparen(fun.X)
-		// pkg.Func(...)
-		if id, ok := recv.(*ast.Ident); ok && imports[id.Name] != "" {
-			if _, isLocal := s.locals[id.Name]; !isLocal {
-				path := imports[id.Name]
-				if !isFollowed(path) {
-					w.noteUnfollowed(s, c, path+"."+method)
-					return true, nil
-				}
-				p, err := w.l.load(path)
-				if err != nil || p == nil {
-					return false, err
-				}
-				if callee := p.funcs[method]; callee != nil {
-					return true, w.follow(callee, target(nil))
-				}
+		return w.selectorCall(s, c, fun, out, target)
+	}
+	return true, nil
+}
+
+// selectorCall is call for x.Method(...) and pkg.Func(...).
+func (w *walker) selectorCall(s *scope, c *ast.CallExpr, fun *ast.SelectorExpr, out map[string]flagInfo, target func(ast.Expr) map[string]flagInfo) (bool, error) {
+	f := s.f
+	imports := f.pkg.fileOf[f.file]
+	method := fun.Sel.Name
+	recv := unparen(fun.X)
+	// pkg.Func(...)
+	if id, ok := recv.(*ast.Ident); ok && imports[id.Name] != "" {
+		if _, isLocal := s.locals[id.Name]; !isLocal {
+			path := imports[id.Name]
+			if !isFollowed(path) {
+				w.noteUnfollowed(s, c, path+"."+method)
 				return true, nil
 			}
-		}
-		switch method {
-		case "VisitAll":
-			if !copies(c) {
-				return false, nil // looks at the flags, registers none (the kubelet unhides deprecated ones)
-			}
-			return false, w.visitAll(s, c, out)
-		case "AddFlagSet", "AddGoFlagSet":
-			return false, nil // the walk already counted what the set holds
-		case "MarkDeprecated", "MarkHidden":
-			if len(c.Args) == 0 {
-				return true, nil
-			}
-			name, err := w.constString(f, c.Args[0])
-			if err != nil {
-				return false, err
-			}
-			m := w.marks[name]
-			m.deprecated = m.deprecated || method == "MarkDeprecated"
-			m.hidden = m.hidden || method == "MarkHidden"
-			w.marks[name] = m
-			return false, nil
-		case "AddFlag":
-			// fs.AddFlag(other.Lookup(name)), or with pflag.PFlagFromGoFlag around
-			// the lookup: a flag of another set, by name.
-			var lookup *ast.CallExpr
-			for _, a := range c.Args {
-				ast.Inspect(a, func(n ast.Node) bool {
-					if lc, ok := n.(*ast.CallExpr); ok && lookup == nil {
-						if ls, ok := lc.Fun.(*ast.SelectorExpr); ok && ls.Sel.Name == "Lookup" && len(lc.Args) == 1 {
-							lookup = lc
-						}
-					}
-					return lookup == nil
-				})
-			}
-			if lookup == nil {
-				return true, nil
-			}
-			name, err := w.constString(f, lookup.Args[0])
-			if err != nil {
-				return false, err
-			}
-			add(target(recv), name, flagInfo{})
-			return false, nil
-		}
-		if i, ok := nameArg(method); ok && len(c.Args) > i {
-			name, err := w.constString(f, c.Args[i])
-			if err != nil {
-				return false, fmt.Errorf("%s: flag name of %s: %w", w.l.fset.Position(c.Pos()), method, err)
-			}
-			add(target(recv), name, flagInfo{})
-			return false, nil
-		}
-		// x.Method(...) and x.Field.Method(...) on a type whose package is followed.
-		if ref, ok := w.recvType(s, recv); ok && isFollowed(ref.pkg) {
-			p, err := w.l.load(ref.pkg)
+			p, err := w.l.load(path)
 			if err != nil || p == nil {
 				return false, err
 			}
-			if callee := p.methods[ref.name+"."+method]; callee != nil {
+			if callee := p.funcs[method]; callee != nil {
 				return true, w.follow(callee, target(nil))
 			}
-		} else {
-			w.noteUnfollowed(s, c, exprString(recv)+"."+method)
+			return true, nil
 		}
 	}
+	switch method {
+	case "VisitAll":
+		if !copies(c) {
+			return false, nil // looks at the flags, registers none (the kubelet unhides deprecated ones)
+		}
+		return false, w.visitAll(s, c, out)
+	case "AddFlagSet", "AddGoFlagSet":
+		return false, nil // the walk already counted what the set holds
+	case "MarkDeprecated", "MarkHidden":
+		return w.mark(f, c, method)
+	case "AddFlag":
+		return w.addFlag(f, c, target(recv))
+	}
+	if i, ok := nameArg(method); ok && len(c.Args) > i {
+		name, err := w.constString(f, c.Args[i])
+		if err != nil {
+			return false, fmt.Errorf("%s: flag name of %s: %w", w.l.fset.Position(c.Pos()), method, err)
+		}
+		add(target(recv), name, flagInfo{})
+		return false, nil
+	}
+	// x.Method(...) and x.Field.Method(...) on a type whose package is followed.
+	if ref, ok := w.recvType(s, recv); ok && isFollowed(ref.pkg) {
+		p, err := w.l.load(ref.pkg)
+		if err != nil || p == nil {
+			return false, err
+		}
+		if callee := p.methods[ref.name+"."+method]; callee != nil {
+			return true, w.follow(callee, target(nil))
+		}
+	} else {
+		w.noteUnfollowed(s, c, exprString(recv)+"."+method)
+	}
 	return true, nil
+}
+
+// mark records fs.MarkDeprecated(name, ...) or fs.MarkHidden(name).
+func (w *walker) mark(f *fn, c *ast.CallExpr, method string) (bool, error) {
+	if len(c.Args) == 0 {
+		return true, nil
+	}
+	name, err := w.constString(f, c.Args[0])
+	if err != nil {
+		return false, err
+	}
+	m := w.marks[name]
+	m.deprecated = m.deprecated || method == "MarkDeprecated"
+	m.hidden = m.hidden || method == "MarkHidden"
+	w.marks[name] = m
+	return false, nil
+}
+
+// addFlag handles fs.AddFlag(other.Lookup(name)), or with pflag.PFlagFromGoFlag
+// around the lookup: a flag of another set, by name, added to into.
+func (w *walker) addFlag(f *fn, c *ast.CallExpr, into map[string]flagInfo) (bool, error) {
+	// fs.AddFlag(other.Lookup(name)), or with pflag.PFlagFromGoFlag around
+	// the lookup: a flag of another set, by name.
+	var lookup *ast.CallExpr
+	for _, a := range c.Args {
+		ast.Inspect(a, func(n ast.Node) bool {
+			if lc, ok := n.(*ast.CallExpr); ok && lookup == nil {
+				if ls, ok := lc.Fun.(*ast.SelectorExpr); ok && ls.Sel.Name == "Lookup" && len(lc.Args) == 1 {
+					lookup = lc
+				}
+			}
+			return lookup == nil
+		})
+	}
+	if lookup == nil {
+		return true, nil
+	}
+	name, err := w.constString(f, lookup.Args[0])
+	if err != nil {
+		return false, err
+	}
+	add(into, name, flagInfo{})
+	return false, nil
 }
 
 // follow walks callee and adds its flags to into.
