@@ -42,6 +42,41 @@ func killed(ps *os.ProcessState) bool {
 	return ps.ExitCode() == 137
 }
 
+// version returns the entry of tree tr for node path p (its key, which carries the
+// mode, and content), and whether there is one.
+func version(tr map[string]string, p string) (string, bool) {
+	for k, v := range tr {
+		if strings.Fields(k)[0] == p {
+			return k + "\x00" + v, true
+		}
+	}
+	return "", false
+}
+
+// classify sorts the paths of a node killed mid-run (got) against the node before
+// (old) and after (next) the run: the replaced files still old, those already new,
+// the removals done, and the files that are neither old nor new.
+func classify(paths map[string]bool, got, old, next map[string]string) (asOld, asNew, removed, neither []string) {
+	for p := range paths {
+		g, gok := version(got, p)
+		o, ook := version(old, p)
+		w, wok := version(next, p)
+		if (gok && (!ook || g != o) && (!wok || g != w)) || (!gok && ook && wok) {
+			neither = append(neither, p)
+			continue
+		}
+		switch {
+		case wok && (!ook || o != w) && gok && g == w:
+			asNew = append(asNew, p)
+		case wok && (!ook || o != w):
+			asOld = append(asOld, p)
+		case ook && !wok && !gok:
+			removed = append(removed, p)
+		}
+	}
+	return asOld, asNew, removed, neither
+}
+
 // TestCrashConsistency kills eksboot with SIGKILL at many points while it replaces a
 // node's files (the Nth openat, write, fchmod, fsync, rename or unlink, injected by
 // strace), then checks that every file it owns is either entirely the old version or
@@ -84,15 +119,6 @@ func TestCrashConsistency(t *testing.T) {
 	for k := range next {
 		paths[strings.Fields(k)[0]] = true
 	}
-	version := func(tr map[string]string, p string) (string, bool) {
-		for k, v := range tr {
-			if strings.Fields(k)[0] == p {
-				return k + "\x00" + v, true
-			}
-		}
-		return "", false
-	}
-
 	kills, violations, completed := 0, 0, 0
 	allOld, allNew, mixed := 0, 0, 0 // node states at the kills
 	groups := []string{"openat", "write", "fchmod", "fsync", "rename,renameat,renameat2", "unlink,unlinkat"}
@@ -118,24 +144,10 @@ func TestCrashConsistency(t *testing.T) {
 			kills++
 			perGroup[group]++
 			got := targets(tree(t, root))
-			var asOld, asNew, removed []string // the replaced files left old and new, the removals done
-			for p := range paths {
-				g, gok := version(got, p)
-				o, ook := version(old, p)
-				w, wok := version(next, p)
-				if (gok && (!ook || g != o) && (!wok || g != w)) || (!gok && ook && wok) {
-					violations++
-					t.Errorf("killed at %s #%d: %s is neither the old nor the new file", group, n, p)
-					continue
-				}
-				switch {
-				case wok && (!ook || o != w) && gok && g == w:
-					asNew = append(asNew, p)
-				case wok && (!ook || o != w):
-					asOld = append(asOld, p)
-				case ook && !wok && !gok:
-					removed = append(removed, p)
-				}
+			asOld, asNew, removed, neither := classify(paths, got, old, next)
+			for _, p := range neither {
+				violations++
+				t.Errorf("killed at %s #%d: %s is neither the old nor the new file", group, n, p)
 			}
 			// The whole node: all the replaced files old or all new, except when killed
 			// among the renames (N renames are not atomic together); a file is removed
