@@ -63,6 +63,7 @@ type Server struct {
 	faults   map[string][]Fault // path without leading "/" -> faults still to show
 	gen      int                // token generation: tokens of older ones are expired
 	v1       bool               // GETs without a token are answered (IMDSv1)
+	hopLimit int                // the IP TTL of token answers (SetHopLimit); 0: the system's
 	reqs     []Request
 
 	closeOnce sync.Once
@@ -213,8 +214,11 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, path, key string
 			return send(w, http.StatusBadRequest, "Bad Request", nil)
 		}
 		s.mu.Lock()
-		tok := tokenOf(s.gen)
+		tok, hops := tokenOf(s.gen), s.hopLimit
 		s.mu.Unlock()
+		if hops > 0 {
+			return sendWithTTL(w, hops, tok, map[string]string{tokenTTLHeader: ttl})
+		}
 		return send(w, http.StatusOK, tok, map[string]string{tokenTTLHeader: ttl})
 	case http.MethodGet:
 		s.mu.Lock()
