@@ -1,0 +1,90 @@
+package doctor
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+	"time"
+
+	"github.com/eksboot/eksboot/bootstrap"
+	"github.com/eksboot/eksboot/internal/quote"
+	"github.com/eksboot/eksboot/rootfs"
+)
+
+const eksbootGroup = "eksboot"
+
+// maxFileRead bounds each of eksboot's files read back (as rootfs does).
+const maxFileRead = rootfs.DefaultReadLimit
+
+// checkStatus: the last run's record, and whether the files still equal it.
+func (d *run) checkStatus() {
+	s, err := bootstrap.ReadStatus(d.env.Files)
+	switch {
+	case errors.Is(err, bootstrap.ErrNoStatus):
+		d.add(eksbootGroup, "eksboot.last-run", Warn, "no record of an eksboot run: "+err.Error(),
+			"Bootstrap the node with eksboot (bootstrap.sh or eksboot init), or look for what else configured it.")
+		return
+	case err != nil:
+		d.add(eksbootGroup, "eksboot.last-run", Fail, "the status of the last run is unreadable: "+err.Error(),
+			"Run eksboot again; it rewrites "+bootstrap.StatusPath+".")
+		return
+	}
+	ago := d.env.now().Sub(s.Finished).Round(time.Second)
+	what := fmt.Sprintf("eksboot %s, phase %s, %s ago (%s), cluster %s, %d files", s.Version, s.Phase, ago,
+		s.Finished.Format(time.RFC3339), quote.Value(s.Inputs.ClusterName), len(s.Files))
+	if s.Outcome != "ok" {
+		d.add(eksbootGroup, "eksboot.last-run", Fail, what+": failed: "+s.Error,
+			"Fix what the error says, then run eksboot again (systemctl restart eksboot-run, or the bootstrap.sh command line of the user data).")
+	} else {
+		d.add(eksbootGroup, "eksboot.last-run", OK, what+": ok", "")
+	}
+	if len(s.Files) == 0 {
+		return
+	}
+	var changed, missing, back []string
+	var detail strings.Builder
+	for _, f := range s.Files {
+		b, err := d.env.Files.ReadFileLimit(f.Path, maxFileRead)
+		if errors.Is(err, fs.ErrNotExist) {
+			missing = append(missing, f.Path)
+			continue
+		}
+		if err != nil {
+			missing = append(missing, f.Path+" ("+err.Error()+")")
+			continue
+		}
+		sum := sha256.Sum256(b)
+		if hex.EncodeToString(sum[:]) == f.SHA256 {
+			continue
+		}
+		changed = append(changed, f.Path)
+		if f.Content != "" {
+			detail.WriteString(rootfs.Change{Path: f.Path, Old: []byte(f.Content), New: b}.Diff())
+		} else {
+			fmt.Fprintf(&detail, "%s: sha256 %.12s… when written, %.12s… now (eksboot keeps only the digest of this file)\n", f.Path, f.SHA256, hex.EncodeToString(sum[:]))
+		}
+	}
+	for _, p := range s.Removed {
+		if _, err := d.env.Files.Stat(p); err == nil {
+			back = append(back, p)
+		}
+	}
+	switch {
+	case len(missing) > 0:
+		r := d.add(eksbootGroup, "eksboot.files", Fail, fmt.Sprintf("%d of the %d files eksboot wrote are gone: %s", len(missing), len(s.Files), strings.Join(missing, ", ")),
+			"Run eksboot again to write them (systemctl restart eksboot-run, or the bootstrap.sh command line of the user data).")
+		r.Detail = detail.String()
+	case len(changed) > 0:
+		r := d.add(eksbootGroup, "eksboot.files", Warn, fmt.Sprintf("changed since eksboot wrote them: %s", strings.Join(changed, ", ")),
+			"Someone edited them by hand: put the change in the user data (a NodeConfig or --kubelet-extra-args) and run eksboot again, or the next boot undoes it.")
+		r.Detail = detail.String()
+	case len(back) > 0:
+		d.add(eksbootGroup, "eksboot.files", Warn, "files eksboot removed are back: "+strings.Join(back, ", "),
+			"Remove them, or run eksboot again.")
+	default:
+		d.add(eksbootGroup, "eksboot.files", OK, fmt.Sprintf("all %d files as eksboot wrote them (sha256)", len(s.Files)), "")
+	}
+}
