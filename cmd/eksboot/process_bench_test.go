@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,7 +25,13 @@ const envBenchBinary = "EKSBOOT_BENCH_BINARY"
 // each time; "bootstrap-ami" the same into a root with the image's directories
 // (amiDirs); "version" is `eksboot version`; "floor" is a static Go program that only
 // prints a line (testdata/floor), the least any Go binary costs here, and
-// "floor-http" the same with net/http linked in (testdata/floor-http). Besides ns/op it prints the wall time
+// "floor-http" the same with net/http linked in (testdata/floor-http); "floor-bootstrap"
+// (testdata/floor-bootstrap) is the least a bootstrap can do: only the IMDS requests
+// it needs (token, identity document, MAC, domain, VPC CIDRs; no EC2 call) and the
+// atomic writes of the files eksboot wrote for the same instance, copied from a root
+// eksboot configured before the timing. At the end it logs the ratios of the medians
+// measured in this one run (bootstrap to floor-bootstrap, version to floor-http).
+// Besides ns/op it prints the wall time
 // of each run (fork and exec included) as min/median/max, the median CPU time of
 // the process (getrusage user+sys, less swayed by a busy machine than the wall
 // time), its peak RSS (ru_maxrss), the binary's size and, for the bootstrap runs, the
@@ -62,12 +69,18 @@ func BenchmarkProcess(b *testing.B) {
 	for k, v := range fakes.Env() {
 		env = append(env, k+"="+v)
 	}
+	medians := map[string]time.Duration{}
+	bootstrapArgs := func(root string) []string {
+		args := append([]string{"bootstrap"}, c.Args...)
+		return append(args, "--root", root, "--no-restart", "--kubelet-version", c.KubeletVersion,
+			"--imds-endpoint", fakes.IMDS.URL())
+	}
 	bootstrap := func(dirs []string) func(b *testing.B) {
 		return func(b *testing.B) {
 			base := b.TempDir()
 			before := len(fakes.IMDS.Requests())
 			defer func() { reportIMDS(b, fakes.IMDS.Requests()[before:]) }()
-			measure(b, bin, st.Size(), env, func() []string {
+			medians[b.Name()] = measure(b, bin, st.Size(), env, func() []string {
 				root, err := os.MkdirTemp(base, "root-")
 				if err != nil {
 					b.Fatal(err)
@@ -77,16 +90,14 @@ func BenchmarkProcess(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
-				args := append([]string{"bootstrap"}, c.Args...)
-				return append(args, "--root", root, "--no-restart", "--kubelet-version", c.KubeletVersion,
-					"--imds-endpoint", fakes.IMDS.URL())
+				return bootstrapArgs(root)
 			})
 		}
 	}
 	b.Run("bootstrap", bootstrap(nil))
 	b.Run("bootstrap-ami", bootstrap(amiDirs))
 	b.Run("version", func(b *testing.B) {
-		measure(b, bin, st.Size(), env, func() []string { return []string{"version"} })
+		medians[b.Name()] = measure(b, bin, st.Size(), env, func() []string { return []string{"version"} })
 	})
 	// The same measurement of static Go programs that only print a line: what any Go
 	// binary costs to start here (runtime, fork and exec), and one with net/http, for
@@ -102,9 +113,48 @@ func BenchmarkProcess(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			measure(b, bin, fst.Size(), env, func() []string { return nil })
+			medians[b.Name()] = measure(b, bin, fst.Size(), env, func() []string { return nil })
 		})
 	}
+	b.Run("floor-bootstrap", func(b *testing.B) {
+		floor, cleanup, err := testtools.BuildEksboot("./testdata/floor-bootstrap")
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(cleanup)
+		fst, err := os.Stat(floor)
+		if err != nil {
+			b.Fatal(err)
+		}
+		base := b.TempDir()
+		ref := filepath.Join(base, "ref")
+		if err := os.Mkdir(ref, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if out, err := exec.Command(bin, bootstrapArgs(ref)...).CombinedOutput(); err != nil {
+			b.Fatalf("the reference root: %v\n%s", err, out)
+		}
+		before := len(fakes.IMDS.Requests())
+		defer func() { reportIMDS(b, fakes.IMDS.Requests()[before:]) }()
+		medians[b.Name()] = measure(b, floor, fst.Size(), env, func() []string {
+			root, err := os.MkdirTemp(base, "root-")
+			if err != nil {
+				b.Fatal(err)
+			}
+			return []string{fakes.IMDS.URL(), ref, root}
+		})
+	})
+	ratio := func(a, z string) string {
+		ma, mz := medians["BenchmarkProcess/"+a], medians["BenchmarkProcess/"+z]
+		if ma == 0 || mz == 0 {
+			return a + "/" + z + " not measured"
+		}
+		return fmt.Sprintf("%s/%s %.2fx (%.2f ms / %.2f ms)", a, z, float64(ma)/float64(mz),
+			float64(ma)/float64(time.Millisecond), float64(mz)/float64(time.Millisecond))
+	}
+	// Printed, not logged: the parent of sub-benchmarks shows its log only when it fails.
+	fmt.Printf("BenchmarkProcess: median ratios in this run: %s; %s; %s\n", ratio("bootstrap", "floor-bootstrap"),
+		ratio("bootstrap-ami", "floor-bootstrap"), ratio("version", "floor-http"))
 }
 
 // reportIMDS reports the IMDS requests of the b.N runs, per run: the GETs, and all
@@ -121,8 +171,9 @@ func reportIMDS(b *testing.B, reqs []imdstest.Request) {
 }
 
 // measure runs bin b.N times with the arguments args gives (made outside the
-// timing) and reports the wall times and peak RSS of the runs.
-func measure(b *testing.B, bin string, size int64, env []string, args func() []string) {
+// timing), reports the wall times and peak RSS of the runs and returns the median
+// wall time (0 for the single first run).
+func measure(b *testing.B, bin string, size int64, env []string, args func() []string) time.Duration {
 	var walls, cpus []time.Duration
 	var rss []int64 // KiB
 	for b.Loop() {
@@ -141,7 +192,7 @@ func measure(b *testing.B, bin string, size int64, env []string, args func() []s
 		cpus = append(cpus, time.Duration(ru.Utime.Nano()+ru.Stime.Nano()))
 	}
 	if len(walls) < 2 { // the SDK's first, single run
-		return
+		return 0
 	}
 	slices.Sort(walls)
 	slices.Sort(cpus)
@@ -155,4 +206,5 @@ func measure(b *testing.B, bin string, size int64, env []string, args func() []s
 		"peak RSS min %.1f MiB, median %.1f MiB, max %.1f MiB; binary %.1f MiB (%s)",
 		b.Name(), len(walls), ms(walls[0]), ms(med), ms(walls[len(walls)-1]), ms(cpus[len(cpus)/2]),
 		mb(rss[0]), mb(rss[len(rss)/2]), mb(rss[len(rss)-1]), float64(size)/(1<<20), bin)
+	return med
 }
