@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/eksboot/eksboot/internal/flaghelp"
 	"github.com/eksboot/eksboot/internal/quote"
 	"github.com/eksboot/eksboot/kubeletconf"
 )
@@ -51,7 +52,7 @@ type Options struct {
 	IMDSEndpoint   string        // --imds-endpoint (resolved with the environment later)
 	KubeletVersion string        // --kubelet-version
 	ImageProfile   string        // --image-profile: al2, al2023, or "" to detect it from the root
-	LogFormat      string        // --log-format: console or json
+	LogFormat      string        // --log-format: console, json or journal
 	IMDSTimeout    time.Duration // --imds-timeout
 	IMDSv1Fallback bool          // --imds-v1-fallback: read IMDS without a token when it refuses one
 	SystemdTimeout time.Duration // --systemd-timeout
@@ -88,7 +89,7 @@ type Settings struct {
 	IMDSv1Fallback   bool          // --imds-v1-fallback
 	SystemdTimeout   time.Duration // --systemd-timeout
 	DiscoveryTimeout time.Duration // --discovery-timeout
-	LogFormat        string        // --log-format: console or json
+	LogFormat        string        // --log-format: console, json or journal
 	// KubeletVersion is --kubelet-version, parsed (zero: read from the image).
 	KubeletVersion kubeletconf.Version
 	// ImageProfile is --image-profile ("": detect it from the root).
@@ -127,9 +128,9 @@ func settingsFrom(o Options, discovery bool, bad func(string, ...any)) Settings 
 		bad("--root \"\": want a directory (/ for this node)")
 	}
 	switch o.LogFormat {
-	case "console", "json":
+	case LogConsole, LogJSON, LogJournal:
 	default:
-		bad("--log-format %s: want console or json", quote.Value(o.LogFormat))
+		bad("--log-format %s: want %s, %s or %s", quote.Value(o.LogFormat), LogConsole, LogJSON, LogJournal)
 	}
 	if o.IMDSTimeout <= 0 {
 		bad("--imds-timeout %v: want a positive duration such as 60s", o.IMDSTimeout)
@@ -154,6 +155,20 @@ func settingsFrom(o Options, discovery bool, bad func(string, ...any)) Settings 
 	}
 	return s
 }
+
+// The values of --log-format.
+const (
+	// LogConsole is human lines without timestamps; under systemd, when stderr is
+	// the journal's stream, the journal's own protocol with each line's priority.
+	LogConsole = "console"
+	// LogJSON is one JSON object per line, for log pipelines.
+	LogJSON = "json"
+	// LogJournal is the journal's protocol (priorities and fields), whatever stderr is.
+	LogJournal = "journal"
+)
+
+// LogFormatUsage is the help text of --log-format, for every command that has it.
+const LogFormatUsage = "log format: console (under systemd, the journal with each line's priority), json or journal"
 
 // envFlag ties a bootstrap.sh flag to its variable and its environment fallback.
 type envFlag struct {
@@ -207,9 +222,9 @@ func NewFlagSet(name string, o *Options) *pflag.FlagSet {
 	fs.BoolVar(&o.DryRun, "dry-run", false, "print each file it would write, as a diff against what is there, and the systemd actions; write nothing")
 	fs.BoolVar(&o.NoRestart, "no-restart", false, "write the files but leave systemd alone")
 	fs.StringVar(&o.IMDSEndpoint, "imds-endpoint", "", "instance metadata service URL [$AWS_EC2_METADATA_SERVICE_ENDPOINT, $IMDS_ENDPOINT host[:port]]")
-	fs.StringVar(&o.KubeletVersion, "kubelet-version", "", "kubelet version such as 1.32.9 (default: /etc/eks/kubelet-version.txt, else `kubelet --version`)")
+	fs.StringVar(&o.KubeletVersion, "kubelet-version", "", "kubelet version such as 1.32.9 (default: /etc/eks/kubelet-version.txt, else what kubelet --version says)")
 	fs.StringVar(&o.ImageProfile, "image-profile", "", "the node image's kind: al2 or al2023 (default: detected from /etc/os-release under the root; see docs/compat.md)")
-	fs.StringVar(&o.LogFormat, "log-format", "console", "log format: console or json")
+	fs.StringVar(&o.LogFormat, "log-format", LogConsole, LogFormatUsage)
 	fs.DurationVar(&o.IMDSTimeout, "imds-timeout", 60*time.Second, "deadline for reading the instance metadata")
 	fs.DurationVar(&o.DiscoveryTimeout, "discovery-timeout", 10*time.Minute, "deadline for looking the cluster up with eks:DescribeCluster when --b64-cluster-ca or --apiserver-endpoint is missing (waiting for a CREATING cluster included)")
 	fs.BoolVar(&o.IMDSv1Fallback, "imds-v1-fallback", false, "read the instance metadata without a session token (IMDSv1) when IMDS refuses one (off: many accounts disable IMDSv1)")
@@ -224,7 +239,24 @@ func NewFlagSet(name string, o *Options) *pflag.FlagSet {
 	fs.BoolVar(&o.MaxPodsUncapped, "max-pods-uncapped", false, "no 110/250 cap (with secondary-ip or prefix-delegation)")
 	fs.BoolVar(&o.KubeReservedFromEffectiveMaxPods, "kube-reserved-from-effective-max-pods", false, "size kubeReserved memory for the max pods the kubelet will run (--max-pods in --kubelet-extra-args, or 110 with --use-max-pods false), not bootstrap.sh's computed value")
 	fs.BoolVarP(&o.Help, "help", "h", false, "print this help")
+	annotate(fs)
 	return fs
+}
+
+// annotate records the values and the file arguments of the bootstrap flags, for
+// shell completion and the man page.
+func annotate(fs *pflag.FlagSet) {
+	for _, name := range []string{"use-max-pods", "enable-docker-bridge", "enable-local-outpost", "mount-bpf-fs"} {
+		flaghelp.SetValues(fs, name, "true", "false")
+	}
+	flaghelp.SetValues(fs, "container-runtime", "containerd")
+	flaghelp.SetValues(fs, "ip-family", "ipv4", "ipv6")
+	flaghelp.SetValues(fs, "local-disks", "mount", "raid0", "raid10", "none")
+	flaghelp.SetValues(fs, "image-profile", ProfileNames()...)
+	flaghelp.SetValues(fs, "log-format", LogConsole, LogJSON, LogJournal)
+	flaghelp.SetValues(fs, "max-pods-mode", modeENIMaxPods, modeSecondaryIP, modePrefixDelegation, modeIPv6)
+	flaghelp.SetArg(fs, "containerd-config-file", "file")
+	flaghelp.SetArg(fs, "root", "dir")
 }
 
 // Parse reads the bootstrap command line (without the command name) and, for each
@@ -299,9 +331,16 @@ func CheckFlagValues(fs *pflag.FlagSet, args []string) error {
 	return nil
 }
 
-// Usage writes the bootstrap command's help text.
+// UsageSynopsis and UsageSummary are the bootstrap command's usage line (after the
+// program's name) and what it does.
+const (
+	UsageSynopsis = "[options] CLUSTER_NAME"
+	UsageSummary  = "Joins this EC2 instance to the EKS cluster CLUSTER_NAME (a drop-in for /etc/eks/bootstrap.sh)."
+)
+
+// Usage writes the bootstrap command's help text, wrapped at flaghelp.Width columns.
 func Usage(w io.Writer, prog string) {
 	var o Options
-	fmt.Fprintf(w, "Usage: %s [options] CLUSTER_NAME\n\nJoins this EC2 instance to the EKS cluster CLUSTER_NAME (a drop-in for /etc/eks/bootstrap.sh).\n\nOptions:\n", prog)
-	fmt.Fprint(w, NewFlagSet(prog, &o).FlagUsages())
+	fmt.Fprintf(w, "Usage: %s %s\n\n%s\n\nOptions:\n", prog, UsageSynopsis, UsageSummary)
+	flaghelp.Write(w, NewFlagSet(prog, &o))
 }

@@ -1,7 +1,9 @@
-// Package cli is eksboot's command line: it picks the command (bootstrap, init,
-// render, max-pods, version), sets up logging and turns errors into exit statuses (2 for usage, 1 for
-// failures). It exists so that cmd/eksboot/main.go stays a few lines and every command
-// can be tested in-process.
+// Package cli is eksboot's command line: it picks the command from its registry
+// (commands.go: bootstrap, init, render, max-pods, version, completion, man, help),
+// writes help, completion scripts and the man page from the commands' own flag sets,
+// sets up logging (the journal under systemd) and turns errors into exit statuses (2
+// for usage, 1 for failures). It exists so that cmd/eksboot/main.go stays a few lines
+// and every command can be tested in-process.
 package cli
 
 import (
@@ -26,8 +28,9 @@ import (
 	"github.com/eksboot/eksboot/rootfs"
 )
 
-// Version is eksboot's version, set at build time with
-// -ldflags "-X github.com/eksboot/eksboot/cli.Version=...".
+// Version is eksboot's release tag, set at build time with
+// -ldflags "-X github.com/eksboot/eksboot/cli.Version=..." (the commit, its time and
+// the Go version come from the build information: version.go).
 var Version = "dev"
 
 // Exit statuses.
@@ -47,44 +50,25 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return runBootstrap(prog, rest, stdout, stderr)
 	}
 	if len(rest) == 0 {
-		usage(stderr, prog)
+		writeUsage(stderr, prog)
 		return exitUsage
 	}
+	// The commands are in commands() (help, completion and the man page list them
+	// from there); a case here is for what is not a command.
 	switch cmd := rest[0]; cmd {
-	case "bootstrap":
-		return runBootstrap(prog+" bootstrap", rest[1:], stdout, stderr)
-	case "version", "--version":
-		fmt.Fprintf(stdout, "eksboot %s\n", Version)
-		return exitOK
-	case "max-pods":
-		return runMaxPods(prog+" max-pods", rest[1:], stdout, stderr)
-	case "init":
-		return runInit(prog+" init", rest[1:], stdout, stderr)
-	case "render":
-		return runRender(prog+" render", rest[1:], stdout, stderr)
-	case "help", "-h", "--help":
-		usage(stdout, prog)
+	case "--version":
+		return runVersion(prog+" version", rest[1:], stdout, stderr)
+	case "-h", "--help":
+		writeUsage(stdout, prog)
 		return exitOK
 	default:
-		fmt.Fprintf(stderr, "%s: unknown command %s (want bootstrap, init, render, max-pods, version or help)\n", prog, quote.Value(cmd))
-		return exitUsage
+		c, ok := lookupCommand(cmd)
+		if !ok {
+			fmt.Fprintf(stderr, "%s: unknown command %s (want %s; see %s help)\n", prog, quote.Value(cmd), strings.Join(commandNames(), ", "), prog)
+			return exitUsage
+		}
+		return c.dispatch(prog+" "+c.name, rest[1:], stdout, stderr)
 	}
-}
-
-func usage(w io.Writer, prog string) {
-	fmt.Fprintf(w, `Usage: %[1]s COMMAND [options]
-
-eksboot joins an EC2 instance to an Amazon EKS cluster (a drop-in for /etc/eks/bootstrap.sh).
-
-Commands:
-  bootstrap [options] CLUSTER_NAME   configure and start the kubelet (see %[1]s bootstrap --help)
-  init [--phase config|run]          configure the node from the NodeConfig parts of its user data (see %[1]s init --help)
-  render --user-data F --instance-type T   print what a node launched with that user data would get (offline)
-  max-pods [options]                 print the kubelet max pods of an instance type (max-pods-calculator.sh's options, --explain)
-  version                            print the version
-
-Invoked as bootstrap.sh, eksboot runs the bootstrap command.
-`, prog)
 }
 
 // runBootstrap parses the bootstrap command line and runs it.
