@@ -82,7 +82,7 @@ func faultKinds() []faultKind {
 func survives(kind faultKind, short string) bool {
 	is404 := kind.fault.Kind == imdstest.FaultStatus && kind.fault.Status == 404
 	if kind.transient {
-		return !(is404 && short == "token")
+		return !is404 || short != "token"
 	}
 	return is404 && (short == "domain" || short == "hostname")
 }

@@ -113,7 +113,7 @@ func TestErrorsAreOneReadableLine(t *testing.T) {
 		for i := range 5000 {
 			sources = append(sources, userdata.Source{
 				Where: fmt.Sprintf("part %d (application/node.eks.aws)", i+1),
-				Body:  []byte("apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec:\n  cluster:\n    nmae: " + huge[:1000] + "\n"),
+				Body:  []byte("apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec:\n  cluster:\n    unknownField: " + huge[:1000] + "\n"),
 			})
 		}
 		_, err := userdata.DecodeAndMerge(sources)

@@ -56,7 +56,7 @@ func isWordDashDigits(s string) bool {
 		return false
 	}
 	for _, c := range []byte(word) {
-		if !(c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
+		if c != '_' && (c < '0' || c > '9') && (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') {
 			return false
 		}
 	}

@@ -167,7 +167,7 @@ func checkDNSName(v string) string {
 			return fmt.Sprintf("a label of %d bytes, want 1-%d", len(label), maxDNSLabel)
 		}
 		if strings.IndexFunc(label, func(r rune) bool {
-			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_')
+			return (r < 'a' || r > 'z') && (r < 'A' || r > 'Z') && (r < '0' || r > '9') && r != '-' && r != '_'
 		}) >= 0 || label[0] == '-' || label[len(label)-1] == '-' {
 			return "a label with a character other than letters, digits, '-' and '_', or starting or ending with '-'"
 		}

@@ -20,7 +20,7 @@ type Duration struct {
 
 // MarshalJSON writes d as a duration string.
 func (d Duration) MarshalJSON() ([]byte, error) {
-	return json.Marshal(d.Duration.String())
+	return json.Marshal(d.String())
 }
 
 // UnmarshalJSON reads a duration string; anything else is an error.

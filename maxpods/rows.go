@@ -104,7 +104,7 @@ func CheckInstanceType(s string) error {
 			return bad("empty part or misplaced '-'")
 		}
 		for i := 0; i < len(part); i++ {
-			if c := part[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			if c := part[i]; (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' {
 				return bad(fmt.Sprintf("%q is not allowed", rune(c)))
 			}
 		}

@@ -94,7 +94,7 @@ func TestStagedApplyUnderENOSPC(t *testing.T) {
 func enospcChild(t *testing.T) {
 	mnt := os.Getenv("EKSBOOT_ENOSPC_DIR")
 	must(t, syscall.Mount("tmpfs", mnt, "tmpfs", 0, "size=256k,mode=0755"))
-	defer syscall.Unmount(mnt, syscall.MNT_DETACH)
+	defer func() { _ = syscall.Unmount(mnt, syscall.MNT_DETACH) }()
 	r, err := New(mnt)
 	must(t, err)
 	old := map[string]string{

@@ -175,7 +175,9 @@ func writeTree(t *testing.T, dir string, files map[string]string) {
 	for key, content := range files {
 		rel, modeStr, _ := strings.Cut(key, " ")
 		var mode os.FileMode
-		fmt.Sscanf(modeStr, "%o", &mode)
+		if _, err := fmt.Sscanf(modeStr, "%o", &mode); err != nil {
+			t.Fatalf("mode %q: %v", modeStr, err)
+		}
 		p := filepath.Join(dir, rel)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)

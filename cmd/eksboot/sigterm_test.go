@@ -107,8 +107,8 @@ func TestAStopSignalEndsABlockedRun(t *testing.T) {
 			for deadline := time.Now().Add(10 * time.Second); !blocked(); time.Sleep(10 * time.Millisecond) {
 				if time.Now().After(deadline) {
 					_ = cmd.Process.Kill()
-					<-done
-					t.Fatalf("the run never got to where it blocks; stderr:\n%s", stderr.String())
+					err := <-done
+					t.Fatalf("the run never got to where it blocks (killed: %v); stderr:\n%s", err, stderr.String())
 				}
 			}
 			time.Sleep(50 * time.Millisecond) // well inside the blocking call
@@ -120,8 +120,8 @@ func TestAStopSignalEndsABlockedRun(t *testing.T) {
 			case err = <-done:
 			case <-time.After(5 * time.Second):
 				_ = cmd.Process.Kill()
-				<-done
-				t.Fatalf("still running 5s after %v; stderr:\n%s", tc.sig, stderr.String())
+				err := <-done
+				t.Fatalf("still running 5s after %v (killed: %v); stderr:\n%s", tc.sig, err, stderr.String())
 			}
 			took := time.Since(sent)
 			code := 0

@@ -198,7 +198,7 @@ func result(v ref.Val) (int32, error) {
 		}
 		n = int64(i)
 	default:
-		return 0, fmt.Errorf("the result is a %s, not a number", v.Type().(ref.Type).TypeName())
+		return 0, fmt.Errorf("the result is a %s, not a number", v.Type().TypeName())
 	}
 	if n < 1 || n > MaxResult {
 		return 0, fmt.Errorf("the result is %d", n)

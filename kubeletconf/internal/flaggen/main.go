@@ -154,7 +154,9 @@ func newerServed(pinned, listed []string) error {
 	patch := map[int]int{}
 	for _, v := range pinned {
 		var minor, p int
-		fmt.Sscanf(v, "v1.%d.%d", &minor, &p)
+		if _, err := fmt.Sscanf(v, "v1.%d.%d", &minor, &p); err != nil {
+			return fmt.Errorf("pinned release %q: %w", v, err)
+		}
 		patch[minor] = p
 	}
 	var newer []string
