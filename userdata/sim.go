@@ -1,0 +1,744 @@
+package userdata
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"path"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/interp"
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// BootstrapPath is the bootstrap.sh of the node images; EksbootPath is the binary its
+// shim runs.
+const (
+	BootstrapPath = "/etc/eks/bootstrap.sh"
+	EksbootPath   = "/usr/bin/eksboot"
+)
+
+// Limits bound an evaluation: the simple commands run, the wall time, the bytes
+// written (files and output), and how deep scripts may start scripts.
+type Limits struct {
+	Steps  int
+	Time   time.Duration
+	Output int
+	Depth  int
+}
+
+// DefaultLimits are ample for launch tools' scripts and stop a loop within seconds.
+var DefaultLimits = Limits{Steps: 200_000, Time: 5 * time.Second, Output: 4 << 20, Depth: 16}
+
+// LimitError says the evaluation was stopped by a bound.
+type LimitError struct{ What string }
+
+func (e *LimitError) Error() string {
+	return "the user data's scripts were stopped: " + e.What + " (an endless loop?); render evaluates scripts within bounds"
+}
+
+// Options describe the simulated node a user data's scripts run on.
+type Options struct {
+	// Image is the node image's files before boot (the bootstrap.sh shim among
+	// them), by absolute path.
+	Image map[string]File
+	// Metadata answers IMDS paths ("meta-data/instance-id", "api/token", without
+	// "/latest/"); ok is false for a path the simulated instance cannot know.
+	Metadata func(path string) (string, bool)
+	// Bootstrap, when set, is what the node's `eksboot bootstrap` does with a
+	// call: the files it writes, which the scripts after it see (and may edit).
+	Bootstrap func(ctx context.Context, c Call) (map[string]File, error)
+	// Limits; zero fields take DefaultLimits'.
+	Limits Limits
+}
+
+// Call is one bootstrap.sh invocation of the user data's scripts, as evaluated.
+type Call struct {
+	// Part is the user-data part whose evaluation made the call; Where says in
+	// which script and line ("part 1 (text/x-shellscript) line 9", or a script
+	// that part started).
+	Part  Part
+	Where string
+	Line  int
+	// Args are the words bootstrap.sh got, as bash would pass them.
+	Args []string
+	// Eksboot are the words the shim passed to `eksboot bootstrap`, after any
+	// sed edits of the shim (nil when the image has no shim).
+	Eksboot []string
+	// Env is the call's exported environment (bootstrap.sh's fallbacks).
+	Env map[string]string
+	// Unknown lists what the arguments depend on that is known only at boot.
+	Unknown []string
+}
+
+// UnresolvedError says that a bootstrap.sh argument depends on something known only
+// when the node boots (a program render does not simulate, a network answer).
+type UnresolvedError struct {
+	Where  string // "part 3 (text/x-shellscript) line 9"
+	Reason string
+}
+
+func (e *UnresolvedError) Error() string {
+	return fmt.Sprintf("%s: bootstrap.sh's arguments depend on %s, known only when the node boots (render does not guess it)", e.Where, e.Reason)
+}
+
+// PartReport is what one part contributed.
+type PartReport struct {
+	Part  Part
+	Notes []string
+}
+
+// Evaluation is what the user data's scripts do on the simulated node.
+type Evaluation struct {
+	// Calls are the bootstrap.sh calls, in order.
+	Calls []Call
+	// Files are the files the user data wrote (path -> final content), in the order
+	// first written (Written).
+	Files   map[string]File
+	Written []string
+	// NotSimulated names the commands that ran as no-ops ("jq", "systemctl"), in
+	// the order first seen.
+	NotSimulated []string
+	// Parts says what each part did, in cloud-init's order.
+	Parts []PartReport
+}
+
+// sim is one evaluation's state, shared by every script it starts.
+type sim struct {
+	opts     Options
+	fs       *memFS
+	calls    []Call
+	notSim   []string
+	unknowns []string
+	steps    int
+	out      int
+	depth    int
+	stdout   *outWriter
+	part     Part
+	where    string // the part and script being run, for Call.Where
+	notes    *[]string
+	cancel   context.CancelCauseFunc
+	eksboot  *[]string // set by the shim's exec of eksboot
+	eksEnv   map[string]string
+	limitErr error
+}
+
+func (s *sim) spend(n int) error {
+	s.out += n
+	if s.out > s.opts.Limits.Output {
+		return s.stop(&LimitError{What: fmt.Sprintf("more than %d bytes written", s.opts.Limits.Output)})
+	}
+	return nil
+}
+
+func (s *sim) stop(err error) error {
+	if s.limitErr == nil {
+		s.limitErr = err
+		s.cancel(err)
+	}
+	return s.limitErr
+}
+
+// unknown returns a placeholder for a value known only at boot; it is found again in
+// bootstrap.sh's arguments.
+func (s *sim) unknown(what string) string {
+	s.unknowns = append(s.unknowns, what)
+	return fmt.Sprintf("⟦unknown-%d⟧", len(s.unknowns))
+}
+
+var unknownMark = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`⟦unknown-(\d+)⟧`) })
+
+// reasons lists what the placeholders in words stand for.
+func (s *sim) reasons(words []string) []string {
+	var out []string
+	for _, w := range words {
+		for _, m := range unknownMark().FindAllStringSubmatch(w, -1) {
+			n, _ := strconv.Atoi(m[1])
+			if n >= 1 && n <= len(s.unknowns) && !slices.Contains(out, s.unknowns[n-1]) {
+				out = append(out, s.unknowns[n-1])
+			}
+		}
+	}
+	return out
+}
+
+func (s *sim) noteNotSimulated(name string) {
+	if !slices.Contains(s.notSim, name) {
+		s.notSim = append(s.notSim, name)
+	}
+}
+
+func (s *sim) note(format string, a ...any) {
+	*s.notes = append(*s.notes, fmt.Sprintf(format, a...))
+}
+
+// Evaluate runs the user data's scripts on a simulated node, in cloud-init's order,
+// without running anything on the host: bootstrap.sh calls are captured (and the
+// image's shim run as on a node), IMDS reads answered from opts.Metadata, files
+// written to memory, text tools run in-process, and other programs are no-ops
+// (NotSimulated) whose output is known only at boot. It fails only on a bound or a
+// script that does not parse.
+func Evaluate(ctx context.Context, parts []Part, opts Options) (*Evaluation, error) {
+	def := DefaultLimits
+	if opts.Limits.Steps == 0 {
+		opts.Limits.Steps = def.Steps
+	}
+	if opts.Limits.Time == 0 {
+		opts.Limits.Time = def.Time
+	}
+	if opts.Limits.Output == 0 {
+		opts.Limits.Output = def.Output
+	}
+	if opts.Limits.Depth == 0 {
+		opts.Limits.Depth = def.Depth
+	}
+	if opts.Metadata == nil {
+		opts.Metadata = func(string) (string, bool) { return "", false }
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	ctx, cancelT := context.WithTimeoutCause(ctx, opts.Limits.Time, &LimitError{What: fmt.Sprintf("still running after %s", opts.Limits.Time)})
+	defer cancelT()
+	s := &sim{opts: opts, cancel: cancel}
+	s.stdout = &outWriter{s: s}
+	s.fs = newMemFS(opts.Image, s)
+	ev := &Evaluation{}
+	for _, st := range cloudInitOrder(parts) {
+		if i := slices.IndexFunc(ev.Parts, func(r PartReport) bool { return r.Part.Index == st.part.Index }); i < 0 {
+			ev.Parts = append(ev.Parts, PartReport{Part: st.part})
+		}
+		rep := &ev.Parts[slices.IndexFunc(ev.Parts, func(r PartReport) bool { return r.Part.Index == st.part.Index })]
+		s.part, s.notes = st.part, &rep.Notes
+		if err := st.run(ctx, s); err != nil {
+			return nil, err
+		}
+		if s.limitErr != nil {
+			return nil, s.limitErr
+		}
+		if err := context.Cause(ctx); err != nil {
+			return nil, err
+		}
+	}
+	ev.Calls, ev.NotSimulated = s.calls, s.notSim
+	ev.Files = map[string]File{}
+	for _, p := range s.fs.written {
+		if f, ok := s.fs.files[p]; ok {
+			ev.Files[p] = *f
+			ev.Written = append(ev.Written, p)
+		}
+	}
+	return ev, nil
+}
+
+// bootEnv is the environment cloud-init runs user-data scripts with.
+var bootEnv = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/root", "LANG=C.UTF-8", "USER=root", "LOGNAME=root", "SHELL=/bin/bash", "TERM=dumb"}
+
+// parseScript parses a script as bash. An output process substitution, >(...), is
+// replaced by /dev/null (the classic `exec > >(tee log | logger)` only copies the
+// output); an input one, <(...), is refused: its reader would see what render
+// cannot make.
+func parseScript(src []byte, name string) (*syntax.File, []string, error) {
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(bytes.NewReader(src), name)
+	if err != nil {
+		return nil, nil, err
+	}
+	lazyWords(f)
+	printfV(f)
+	countLoops(f)
+	var bad error
+	var dropped []string
+	syntax.Walk(f, func(n syntax.Node) bool {
+		w, ok := n.(*syntax.Word)
+		if !ok || bad != nil {
+			return bad == nil
+		}
+		for i, p := range w.Parts {
+			ps, ok := p.(*syntax.ProcSubst)
+			if !ok {
+				continue
+			}
+			if ps.Op != syntax.CmdOut {
+				bad = fmt.Errorf("%s: process substitution %s(...) is not simulated", ps.Pos(), ps.Op)
+				return false
+			}
+			var b strings.Builder
+			_ = syntax.NewPrinter(syntax.SingleLine(true)).Print(&b, &syntax.ProcSubst{Op: ps.Op, Stmts: ps.Stmts})
+			dropped = append(dropped, b.String())
+			w.Parts[i] = &syntax.Lit{ValuePos: ps.Pos(), ValueEnd: ps.End(), Value: "/dev/null"}
+		}
+		return true
+	})
+	return f, dropped, bad
+}
+
+// lazyWords works around the interpreter's expanding the word of ${X:+word} and
+// ${X:-word} even when it is not used, which under set -u fails on an unset variable
+// in it (eksctl's `${ENABLE_LOCAL_OUTPOST:+--enable-local-outpost "${ENABLE_LOCAL_OUTPOST}"}`)
+// where bash does not: the plain references in such a word become ${Y-}. For the
+// variable tested itself ($X in ${X:+... $X}) that is exact; for another variable
+// it differs from bash only where bash would stop the script with "unbound
+// variable" (docs/compat.md).
+func lazyWords(f *syntax.File) {
+	syntax.Walk(f, func(n syntax.Node) bool {
+		pe, ok := n.(*syntax.ParamExp)
+		if !ok || pe.Exp == nil || pe.Exp.Word == nil {
+			return true
+		}
+		switch pe.Exp.Op {
+		case syntax.AlternateUnset, syntax.AlternateUnsetOrNull, syntax.DefaultUnset, syntax.DefaultUnsetOrNull:
+		default:
+			return true
+		}
+		syntax.Walk(pe.Exp.Word, func(n syntax.Node) bool {
+			in, ok := n.(*syntax.ParamExp)
+			if !ok || in.Exp != nil || in.Slice != nil || in.Repl != nil || in.Length || in.Width || in.Excl || in.Index != nil || in.Names != 0 || in.Param == nil {
+				return true
+			}
+			if v := in.Param.Value; v == "@" || v == "*" {
+				return true
+			}
+			in.Short = false
+			in.Exp = &syntax.Expansion{Op: syntax.DefaultUnset, Word: &syntax.Word{}}
+			return true
+		})
+		return true
+	})
+}
+
+// stepCmd starts every loop body, so that a loop without commands ($((i++)),
+// x=$x$x) still counts steps and has its variables' size checked.
+const stepCmd = "eksboot-render-step"
+
+func countLoops(f *syntax.File) {
+	step := func(pos syntax.Pos) *syntax.Stmt {
+		return &syntax.Stmt{Position: pos, Cmd: &syntax.CallExpr{Args: []*syntax.Word{{Parts: []syntax.WordPart{&syntax.Lit{ValuePos: pos, ValueEnd: pos, Value: stepCmd}}}}}}
+	}
+	syntax.Walk(f, func(n syntax.Node) bool {
+		switch l := n.(type) {
+		case *syntax.WhileClause:
+			l.Do = append([]*syntax.Stmt{step(l.DoPos)}, l.Do...)
+		case *syntax.ForClause:
+			l.Do = append([]*syntax.Stmt{step(l.DoPos)}, l.Do...)
+		}
+		return true
+	})
+}
+
+// printfV turns `printf -v NAME FORMAT ARGS...`, which the interpreter lacks, into
+// NAME=$(printf FORMAT ARGS...) (bash keeps trailing newlines, which this drops).
+func printfV(f *syntax.File) {
+	syntax.Walk(f, func(n syntax.Node) bool {
+		ce, ok := n.(*syntax.CallExpr)
+		if !ok || len(ce.Args) < 4 || ce.Args[0].Lit() != "printf" || ce.Args[1].Lit() != "-v" {
+			return true
+		}
+		name := ce.Args[2].Lit()
+		if !syntax.ValidName(name) {
+			return true
+		}
+		sub := &syntax.CmdSubst{Left: ce.Args[0].Pos(), Right: ce.End(), Stmts: []*syntax.Stmt{{
+			Position: ce.Args[0].Pos(),
+			Cmd:      &syntax.CallExpr{Args: append([]*syntax.Word{ce.Args[0]}, ce.Args[3:]...)},
+		}}}
+		ce.Assigns = append(ce.Assigns, &syntax.Assign{Name: &syntax.Lit{ValuePos: ce.Args[2].Pos(), ValueEnd: ce.Args[2].End(), Value: name},
+			Value: &syntax.Word{Parts: []syntax.WordPart{&syntax.DblQuoted{Left: ce.Args[0].Pos(), Right: ce.End(), Parts: []syntax.WordPart{sub}}}}})
+		ce.Args = nil
+		return false
+	})
+}
+
+// runScript evaluates src as a script with the given arguments and environment.
+func (s *sim) runScript(ctx context.Context, where, name0 string, src []byte, args []string, env expand.Environ, dir string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+	if s.depth >= s.opts.Limits.Depth {
+		return 0, s.stop(&LimitError{What: fmt.Sprintf("scripts started scripts more than %d deep", s.opts.Limits.Depth)})
+	}
+	s.depth++
+	defer func() { s.depth-- }()
+	f, dropped, err := parseScript(src, name0)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", where, err)
+	}
+	for _, d := range dropped {
+		s.noteNotSimulated(shorten(d, 60) + " (its input is dropped)")
+	}
+	if stdin == nil {
+		stdin = strings.NewReader("")
+	}
+	r, err := interp.New(
+		interp.Env(env),
+		func(r *interp.Runner) error { r.Dir = dir; return nil },
+		interp.Params(append([]string{"--"}, args...)...),
+		interp.StdIO(stdin, stdout, stderr),
+		interp.OpenHandler(s.fs.open),
+		interp.StatHandler(s.fs.stat),
+		interp.AccessHandler(s.fs.access),
+		interp.ReadDirHandler2(s.fs.readDir),
+		interp.CallHandler(s.call),
+		interp.ExecHandlers(func(interp.ExecHandlerFunc) interp.ExecHandlerFunc {
+			return func(ctx context.Context, args []string) error { return s.exec(ctx, where, args) }
+		}),
+	)
+	if err != nil {
+		return 0, err
+	}
+	prev := s.where
+	s.where = where
+	defer func() { s.where = prev }()
+	err = r.Run(ctx, f)
+	if s.limitErr != nil {
+		return 0, s.limitErr
+	}
+	if cause := context.Cause(ctx); cause != nil {
+		return 0, cause
+	}
+	if code, ok := interp.IsExitStatus(err); ok {
+		return int(code), nil
+	}
+	return 0, err
+}
+
+// call is the interpreter's CallHandler: it counts steps and keeps builtins that
+// would look at the host's PATH (command -v, type, hash) on the simulated one.
+func (s *sim) call(ctx context.Context, args []string) ([]string, error) {
+	s.steps++
+	if s.steps > s.opts.Limits.Steps {
+		return nil, s.stop(&LimitError{What: fmt.Sprintf("more than %d commands run", s.opts.Limits.Steps)})
+	}
+	if args[0] == stepCmd {
+		size := 0
+		interp.HandlerCtx(ctx).Env.Each(func(_ string, vr expand.Variable) bool {
+			size += len(vr.Str)
+			for _, v := range vr.List {
+				size += len(v)
+			}
+			for _, v := range vr.Map {
+				size += len(v)
+			}
+			return size <= s.opts.Limits.Output
+		})
+		if size > s.opts.Limits.Output {
+			return nil, s.stop(&LimitError{What: fmt.Sprintf("variables holding more than %d bytes", s.opts.Limits.Output)})
+		}
+		return []string{":"}, nil
+	}
+	switch {
+	case args[0] == "command" && len(args) > 2 && (args[1] == "-v" || args[1] == "-V"),
+		args[0] == "type" && len(args) > 1, args[0] == "hash" && len(args) > 1:
+		return append([]string{lookPathCmd}, args...), nil
+	}
+	return args, nil
+}
+
+const lookPathCmd = "eksboot-render-lookpath"
+
+// exec is the interpreter's ExecHandler: nothing runs on the host.
+func (s *sim) exec(ctx context.Context, where string, args []string) error {
+	hc := interp.HandlerCtx(ctx)
+	name := args[0]
+	line := int(hc.Pos.Line())
+	at := fmt.Sprintf("%s line %d", where, line)
+	if name == lookPathCmd {
+		return s.lookPath(hc, args[1:])
+	}
+	p := ""
+	if strings.Contains(name, "/") {
+		p = abs(hc.Dir, name)
+	} else {
+		p = s.findInPath(hc, name)
+	}
+	switch {
+	case p == BootstrapPath:
+		return s.bootstrap(ctx, hc, at, line, args[1:])
+	case p == EksbootPath || name == "eksboot":
+		if s.eksboot != nil && len(args) > 1 && args[1] == "bootstrap" {
+			*s.eksboot = append([]string{}, args[2:]...)
+			s.eksEnv = environMap(hc.Env)
+			return nil
+		}
+		s.noteNotSimulated("eksboot " + strings.Join(args[1:min(2, len(args))], ""))
+		return nil
+	}
+	if f, ok := s.fs.files[p]; ok && p != "" && !isToolPath(p) {
+		if f.Mode&0o111 == 0 {
+			fmt.Fprintf(hc.Stderr, "%s: Permission denied\n", name)
+			return interp.NewExitStatus(126)
+		}
+		return s.runFile(ctx, hc, at+": "+p, name, f.Data, args[1:])
+	}
+	base := path.Base(name)
+	if base == "bash" || base == "sh" {
+		return s.shell(ctx, hc, at, args[1:])
+	}
+	if t, ok := tools[base]; ok {
+		return t(&toolCtx{s: s, hc: hc, ctx: ctx, name: base, at: at}, args[1:])
+	}
+	s.noteNotSimulated(base)
+	if hc.Stdout != s.stdout {
+		fmt.Fprint(hc.Stdout, s.unknown(fmt.Sprintf("the output of %s (%s)", quoteArgs(args, 60), at)))
+	}
+	return nil
+}
+
+// isToolPath: a simulated tool's own path (/usr/bin/cat) runs the tool, not a file.
+func isToolPath(p string) bool {
+	_, ok := tools[path.Base(p)]
+	return ok && (path.Dir(p) == "/usr/bin" || path.Dir(p) == "/bin")
+}
+
+// findInPath finds name in the simulated node's PATH: a file the user data or the
+// image has.
+func (s *sim) findInPath(hc interp.HandlerContext, name string) string {
+	for _, d := range strings.Split(hc.Env.Get("PATH").String(), ":") {
+		if d == "" {
+			continue
+		}
+		p := path.Join(abs(hc.Dir, d), name)
+		if _, ok := s.fs.files[p]; ok {
+			return p
+		}
+	}
+	return ""
+}
+
+func (s *sim) lookPath(hc interp.HandlerContext, args []string) error {
+	cmd, names := args[0], args[1:]
+	for len(names) > 0 && strings.HasPrefix(names[0], "-") {
+		names = names[1:]
+	}
+	status := 0
+	for _, n := range names {
+		p := n
+		switch {
+		case interp.IsBuiltin(n):
+		case strings.Contains(n, "/"):
+			if _, ok := s.fs.files[abs(hc.Dir, n)]; !ok {
+				status = 1
+				continue
+			}
+		default:
+			if p = s.findInPath(hc, n); p == "" {
+				if _, ok := tools[n]; ok || n == "bash" || n == "sh" {
+					p = "/usr/bin/" + n
+				} else {
+					s.noteNotSimulated(cmd + " " + n)
+					p = "/usr/bin/" + n // an image program render cannot see: assumed present
+				}
+			}
+		}
+		if cmd != "hash" {
+			fmt.Fprintln(hc.Stdout, p)
+		}
+	}
+	if status != 0 {
+		return interp.NewExitStatus(uint8(status))
+	}
+	return nil
+}
+
+// bootstrap captures a bootstrap.sh call and runs the image's shim, which ends in
+// `exec eksboot bootstrap ...`.
+func (s *sim) bootstrap(ctx context.Context, hc interp.HandlerContext, at string, line int, args []string) error {
+	c := Call{Part: s.part, Where: at, Line: line, Args: append([]string{}, args...), Env: environMap(hc.Env)}
+	if shim, ok := s.fs.files[BootstrapPath]; ok {
+		var got []string
+		prev := s.eksboot
+		s.eksboot = &got
+		got = nil
+		code, err := s.runScript(ctx, at+": "+BootstrapPath, BootstrapPath, shim.Data, args, hc.Env, hc.Dir, nil, hc.Stdout, hc.Stderr)
+		s.eksboot = prev
+		if err != nil {
+			return err
+		}
+		if got == nil {
+			s.note("%s: bootstrap.sh (as edited by the user data) exited %d without running eksboot", at, code)
+			c.Eksboot = nil
+		} else {
+			c.Eksboot = got
+			c.Env = s.eksEnv
+		}
+	} else {
+		c.Eksboot = c.Args
+	}
+	c.Unknown = s.reasons(append(append([]string{}, c.Args...), c.Eksboot...))
+	s.calls = append(s.calls, c)
+	s.note("%s: calls bootstrap.sh", at)
+	if s.opts.Bootstrap == nil || c.Eksboot == nil || len(c.Unknown) > 0 {
+		return nil
+	}
+	files, err := s.opts.Bootstrap(ctx, c)
+	if err != nil {
+		return s.stop(err)
+	}
+	for p, f := range files {
+		f := f
+		s.fs.files[path.Clean(p)] = &f
+		s.fs.mkdirAll(path.Dir(path.Clean(p)))
+	}
+	return nil
+}
+
+// runFile runs a script file of the simulated node (its #! decides the shell; other
+// interpreters are not simulated).
+func (s *sim) runFile(ctx context.Context, hc interp.HandlerContext, where, name0 string, src []byte, args []string) error {
+	first, _, _ := strings.Cut(string(src), "\n")
+	if strings.HasPrefix(first, "#!") && !isShellLine(first) {
+		s.noteNotSimulated(strings.TrimSpace(strings.TrimPrefix(first, "#!")))
+		return nil
+	}
+	code, err := s.runScript(ctx, where, name0, src, args, exported(hc.Env), hc.Dir, hc.Stdin, hc.Stdout, hc.Stderr)
+	if err != nil {
+		return err
+	}
+	if code != 0 {
+		s.note("%s exits with status %d; its last output: %s", where, code, s.stdout.lastLine())
+		return interp.NewExitStatus(uint8(code))
+	}
+	return nil
+}
+
+var shellLine = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^#!\s*(/usr)?/bin/(env\s+)?(ba)?sh(\s|$)`)
+})
+
+func isShellLine(s string) bool { return shellLine().MatchString(strings.TrimRight(s, "\r")) }
+
+// shell runs `bash -c '...' [name args]`, `bash file args` or `bash -s` / `bash`
+// reading the script from its standard input.
+func (s *sim) shell(ctx context.Context, hc interp.HandlerContext, at string, args []string) error {
+	var opts []string
+	for len(args) > 0 && strings.HasPrefix(args[0], "-") && args[0] != "-c" && args[0] != "-s" && args[0] != "--" {
+		opts = append(opts, args[0])
+		args = args[1:]
+	}
+	var src []byte
+	where, name0 := at, "bash"
+	switch {
+	case len(args) > 0 && args[0] == "-c":
+		if len(args) < 2 {
+			fmt.Fprintln(hc.Stderr, "bash: -c: option requires an argument")
+			return interp.NewExitStatus(2)
+		}
+		src, args = []byte(args[1]), args[2:]
+		if len(args) > 0 {
+			name0, args = args[0], args[1:]
+		}
+		where = at + ": bash -c"
+	case len(args) == 0 || args[0] == "-s":
+		if len(args) > 0 {
+			args = args[1:]
+		}
+		b, err := io.ReadAll(io.LimitReader(hc.Stdin, int64(MaxDecoded)))
+		if err != nil {
+			return err
+		}
+		src, where = b, at+": bash reading its input"
+	default:
+		if args[0] == "--" {
+			args = args[1:]
+		}
+		if len(args) == 0 {
+			return nil
+		}
+		p := abs(hc.Dir, args[0])
+		b, ok := s.fs.read(p)
+		if !ok {
+			fmt.Fprintf(hc.Stderr, "bash: %s: No such file or directory\n", args[0])
+			return interp.NewExitStatus(127)
+		}
+		src, args, where, name0 = b, args[1:], at+": "+p, args[0]
+	}
+	prefix := ""
+	for _, o := range opts {
+		if o == "-e" || o == "-x" || o == "-u" || o == "-eu" || o == "-ex" || o == "-xe" || o == "-eux" || o == "-euxo" {
+			prefix += "set " + o + "\n"
+		}
+	}
+	code, err := s.runScript(ctx, where, name0, append([]byte(prefix), src...), args, exported(hc.Env), hc.Dir, hc.Stdin, hc.Stdout, hc.Stderr)
+	if err != nil {
+		return err
+	}
+	if code != 0 {
+		return interp.NewExitStatus(uint8(code))
+	}
+	return nil
+}
+
+// exported is the environment a started program gets.
+func exported(env expand.Environ) expand.Environ {
+	var pairs []string
+	env.Each(func(name string, vr expand.Variable) bool {
+		if vr.Exported && vr.IsSet() {
+			pairs = append(pairs, name+"="+vr.String())
+		}
+		return true
+	})
+	return expand.ListEnviron(pairs...)
+}
+
+func environMap(env expand.Environ) map[string]string {
+	m := map[string]string{}
+	env.Each(func(name string, vr expand.Variable) bool {
+		if vr.Exported && vr.IsSet() {
+			m[name] = vr.String()
+		}
+		return true
+	})
+	return m
+}
+
+func shorten(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
+
+// quoteArgs is a command line for messages, at most n bytes.
+func quoteArgs(args []string, n int) string {
+	var b strings.Builder
+	for i, a := range args {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		q, err := syntax.Quote(a, syntax.LangBash)
+		if err != nil {
+			q = strconv.Quote(a)
+		}
+		b.WriteString(q)
+	}
+	s := b.String()
+	if len(s) > n {
+		s = s[:n] + "…"
+	}
+	return s
+}
+
+// outWriter is the scripts' own standard output and error: counted, then dropped.
+type outWriter struct {
+	s    *sim
+	last []byte // the end of what was written, for messages
+}
+
+func (w *outWriter) Write(b []byte) (int, error) {
+	if err := w.s.spend(len(b)); err != nil {
+		return 0, err
+	}
+	w.last = append(w.last, b...)
+	if len(w.last) > 4096 {
+		w.last = w.last[len(w.last)-4096:]
+	}
+	return len(b), nil
+}
+
+// lastLine is the last non-empty line written, for messages.
+func (w *outWriter) lastLine() string {
+	ls := strings.Split(strings.TrimRight(string(w.last), "\n"), "\n")
+	return shorten(ls[len(ls)-1], 200)
+}
