@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -9,17 +10,19 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/spf13/pflag"
 	"go.uber.org/zap"
 
+	"github.com/eksboot/eksboot/assets"
 	"github.com/eksboot/eksboot/bootstrap"
 	"github.com/eksboot/eksboot/ec2api"
 	"github.com/eksboot/eksboot/eksapi"
 	"github.com/eksboot/eksboot/imds"
-	"github.com/eksboot/eksboot/imds/imdstest"
 	"github.com/eksboot/eksboot/internal/imagefixture"
 	"github.com/eksboot/eksboot/kubeletconf"
 	"github.com/eksboot/eksboot/maxpods"
@@ -32,11 +35,12 @@ import (
 var errOffline = errors.New("not available: eksboot render is offline")
 
 // runRender prints what a node launched with some user data would get, without IMDS,
-// AWS or root: the same bootstrap run as init and bootstrap.sh, into a temporary root,
-// on a simulated instance (imdstest.DefaultInstance with the given type and region).
+// AWS or root: the user data's scripts evaluated on a simulated instance
+// (imdstest.DefaultInstance with the given type and region), then the same bootstrap
+// run as init and bootstrap.sh, into memory.
 func runRender(prog string, args []string, stdout, stderr io.Writer) int {
 	var file, instanceType, region, kubeletVersion, profile string
-	var help bool
+	var help, discover bool
 	fs := pflag.NewFlagSet(prog, pflag.ContinueOnError)
 	fs.SortFlags = false
 	fs.SetOutput(io.Discard)
@@ -45,13 +49,14 @@ func runRender(prog string, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&region, "region", "us-west-2", "region")
 	fs.StringVar(&kubeletVersion, "kubelet-version", "1.32.9", "kubelet version of the node image")
 	fs.StringVar(&profile, "image-profile", bootstrap.ProfileAL2, "the node image's kind: al2 or al2023")
+	fs.BoolVar(&discover, "discover", false, "look up with eks:DescribeCluster, with your own AWS credentials (the SDK's default chain: environment, profile, SSO), what the node would discover (the CA, the endpoint, the service CIDR) when the user data leaves it out")
 	fs.BoolVarP(&help, "help", "h", false, "print this help")
 	if err := fs.Parse(args); err != nil {
 		fmt.Fprintf(stderr, "%s: %v (see --help)\n", prog, err)
 		return exitUsage
 	}
 	if help {
-		fmt.Fprintf(stdout, "Usage: %s --user-data FILE --instance-type TYPE [--region R]\n\nPrints the files and kubelet flags a node launched with this user data would get (offline).\n\nOptions:\n%s", prog, fs.FlagUsages())
+		fmt.Fprintf(stdout, "Usage: %s --user-data FILE --instance-type TYPE [--region R] [--discover]\n\nPrints the files and kubelet flags a node launched with this user data would get: its scripts and cloud-config are evaluated on a simulated instance, running nothing on this host (offline unless --discover).\n\nOptions:\n%s", prog, fs.FlagUsages())
 		return exitOK
 	}
 	if file == "" || instanceType == "" || fs.NArg() > 0 {
@@ -71,6 +76,10 @@ func runRender(prog string, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s: --image-profile %q: want al2 or al2023\n", prog, profile)
 		return exitUsage
 	}
+	if err := checkRegion(region); err != nil {
+		fmt.Fprintf(stderr, "%s: --region %q: %v\n", prog, region, err)
+		return exitUsage
+	}
 	raw, err := rootfs.ReadRegularFile(file, userdata.MaxUserData) // a FIFO or /dev/zero never blocks or fills memory
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: --user-data: %v\n", prog, err)
@@ -78,7 +87,11 @@ func runRender(prog string, args []string, stdout, stderr io.Writer) int {
 	}
 	log, _ := newLogger("console", stderr)
 	log = log.WithOptions(zap.IncreaseLevel(zap.WarnLevel))
-	tree, flags, from, err := render(raw, instanceType, region, version, profile, log)
+	opts := renderOptions{instanceType: instanceType, region: region, kubeletVersion: version, profile: profile, log: log}
+	if discover {
+		opts.eks = discoverEKS
+	}
+	r, err := render(context.Background(), raw, opts)
 	var ue *bootstrap.UsageError
 	if errors.As(err, &ue) { // a bad value in the user data: bad input, exit 1
 		err = errors.New(strings.ReplaceAll(err.Error(), "\n", " "))
@@ -86,78 +99,198 @@ func runRender(prog string, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return finish(prog, err, zap.NewNop(), stderr)
 	}
-	printRender(stdout, tree, flags, from, instanceType, region)
+	printRender(stdout, r, instanceType, region)
 	return exitOK
 }
 
-// render runs the bootstrap for raw on a simulated instance and returns the files it
-// wrote (node path -> content), the kubelet flags and where the configuration came from.
-func render(raw []byte, instanceType, region string, kubeletVersion kubeletconf.Version, profile string, log *zap.Logger) (map[string][]byte, string, string, error) {
+// renderOptions are the simulated node's facts.
+type renderOptions struct {
+	instanceType, region string
+	kubeletVersion       kubeletconf.Version
+	profile              string
+	log                  *zap.Logger
+	// eks, when set, makes render look the cluster up (--discover); otherwise the
+	// values discovery would supply are placeholders, reported as such.
+	eks func(ctx context.Context, region string) (eksapi.API, error)
+}
+
+// rendered is what render found.
+type rendered struct {
+	// tree is what the bootstrap writes (node path -> content), flags the kubelet's
+	// command line, from where the configuration came.
+	tree  map[string][]byte
+	flags string
+	from  string
+	// ev is the evaluation of the scripts (nil without script or cloud-config).
+	ev *userdata.Evaluation
+	// after are the bootstrap's files that the scripts changed after it ran, with
+	// their final content.
+	after map[string][]byte
+	// discovery lists the values the node takes from eks:DescribeCluster, as
+	// placeholders (offline) or as looked up (--discover).
+	discovery []string
+	// warnings are printed after the files.
+	warnings []string
+}
+
+// render evaluates raw's scripts on a simulated instance and runs the bootstrap
+// their bootstrap.sh call (or the NodeConfig parts) asks for.
+func render(ctx context.Context, raw []byte, o renderOptions) (*rendered, error) {
 	parts, err := userdata.Parse(raw)
 	if err != nil {
-		return nil, "", "", err
+		return nil, err
 	}
 	s := bootstrap.DefaultSettings()
-	s.NoRestart, s.ImageProfile = true, profile
+	s.NoRestart, s.ImageProfile = true, o.profile
 	s.IMDSEndpoint = "http://127.0.0.1:9" // never dialled: Env.IMDS is simulated
-	s.KubeletVersion = kubeletVersion
-	req, ok, err := requestFromNodeConfigs(parts, nil, s)
-	if !ok && err == nil {
-		req, ok, err = requestFromScript(parts, s)
-	}
+	s.KubeletVersion = o.kubeletVersion
+	r := &rendered{}
+	req, nodeConfig, err := requestFromNodeConfigs(parts, nil, s)
 	if err != nil {
-		return nil, "", "", err
-	}
-	if !ok {
-		var types []string
-		for _, p := range parts {
-			types = append(types, p.Name())
-		}
-		return nil, "", "", fmt.Errorf("%w (%s; eksboot reads neither cloud-config nor the scripts it runs)", errNothing, strings.Join(types, ", "))
+		return nil, err
 	}
 	// The simulated node: its image's files exist only in memory, and nothing is
 	// written: the plan is printed.
 	files := imagefixture.Empty()
-	if profile == bootstrap.ProfileAL2023 {
+	if o.profile == bootstrap.ProfileAL2023 {
 		files = imagefixture.AL2023{KubeletVersion: "v" + s.KubeletVersion.String()}.FS()
 	}
-	env := offlineEnv(files, log, instanceType, region)
-	_, n, err := bootstrap.PlanNode(context.Background(), req.Config, env)
-	if err != nil {
-		return nil, "", "", fmt.Errorf("%s: %w", req.From, err)
+	disc := &discovery{eks: o.eks}
+	env := offlineEnv(files, o.log, o.instanceType, o.region, disc)
+	plan := func(ctx context.Context, req nodeRequest) (*bootstrap.Node, error) {
+		_, n, err := bootstrap.PlanNode(ctx, req.Config, env)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", req.From, err)
+		}
+		return n, nil
 	}
-	if args := req.Config.LocalDisksArgs; args != nil {
-		log.Warn("on the node, the instance-store disks are set up first: " + kubeletconf.LocalDisksHelper + " " + strings.Join(args, " ") + " (render does not run it)")
+	var last *bootstrap.Node
+	var lastReq nodeRequest
+	sim := userdata.Options{
+		Image:    map[string]userdata.File{userdata.BootstrapPath: {Data: assets.BootstrapShim, Mode: 0o755}},
+		Metadata: simulatedMetadata(o.instanceType, o.region),
 	}
-	tree := map[string][]byte{}
-	for _, f := range n.Files {
-		tree[f.Path] = f.Data
+	if !nodeConfig {
+		sim.Bootstrap = func(ctx context.Context, c userdata.Call) (map[string]userdata.File, error) {
+			req, err := requestFromCall(c, s)
+			if err != nil {
+				return nil, err
+			}
+			n, err := plan(ctx, req)
+			if err != nil {
+				return nil, err
+			}
+			last, lastReq = n, req
+			out := map[string]userdata.File{}
+			for _, f := range n.Files {
+				out[f.Path] = userdata.File{Data: f.Data, Mode: f.Mode}
+			}
+			return out, nil
+		}
 	}
-	return tree, strings.TrimSpace(n.KubeletArgs + " " + n.KubeletExtraArgs), req.From, nil
+	ev, evalErr := userdata.Evaluate(ctx, parts, sim)
+	switch {
+	case evalErr != nil && !nodeConfig:
+		return nil, fmt.Errorf("user data: %w", evalErr)
+	case evalErr != nil:
+		r.warnings = append(r.warnings, fmt.Sprintf("the user data's scripts: %v (the node is configured by its NodeConfig)", evalErr))
+	default:
+		r.ev = ev
+	}
+	if nodeConfig {
+		n, err := plan(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		last, lastReq = n, req
+		if ev != nil && len(ev.Calls) > 0 {
+			r.warnings = append(r.warnings, fmt.Sprintf("%s also calls bootstrap.sh, after the NodeConfig configured the node: it bootstraps the node again (render shows the NodeConfig's node)", ev.Calls[0].Where))
+		}
+	} else {
+		if len(ev.Calls) == 0 {
+			var types []string
+			for _, p := range parts {
+				types = append(types, p.Name())
+			}
+			msg := fmt.Sprintf("%v (%s", errNothing, strings.Join(types, ", "))
+			if len(ev.NotSimulated) > 0 {
+				msg += "; not simulated: " + strings.Join(ev.NotSimulated, ", ")
+			}
+			return nil, errors.New(msg + ")")
+		}
+		c := ev.Calls[len(ev.Calls)-1]
+		if len(c.Unknown) > 0 {
+			return nil, fmt.Errorf("user data: %w", &userdata.UnresolvedError{Where: c.Where, Reason: strings.Join(c.Unknown, "; ")})
+		}
+		if len(ev.Calls) > 1 {
+			var where []string
+			for _, c := range ev.Calls {
+				where = append(where, c.Where)
+			}
+			r.warnings = append(r.warnings, fmt.Sprintf("bootstrap.sh is called %d times (%s): each run rewrites the node; render shows the last", len(ev.Calls), strings.Join(where, "; ")))
+		}
+	}
+	if args := lastReq.Config.LocalDisksArgs; args != nil {
+		o.log.Warn("on the node, the instance-store disks are set up first: " + kubeletconf.LocalDisksHelper + " " + strings.Join(args, " ") + " (render does not run it)")
+	}
+	r.tree = map[string][]byte{}
+	for _, f := range last.Files {
+		r.tree[f.Path] = f.Data
+	}
+	if ev != nil {
+		r.after = map[string][]byte{}
+		for p, f := range ev.Files {
+			if old, ok := r.tree[p]; ok && !bytes.Equal(old, f.Data) {
+				r.after[p] = f.Data
+			}
+		}
+	}
+	r.flags = strings.TrimSpace(last.KubeletArgs + " " + last.KubeletExtraArgs)
+	r.from = lastReq.From
+	r.discovery = disc.report()
+	return r, nil
 }
 
-// offlineEnv is a bootstrap environment on a simulated instance with nothing outside.
-func offlineEnv(files bootstrap.NodeFiles, log *zap.Logger, instanceType, region string) *bootstrap.Env {
-	inst := imdstest.DefaultInstance()
+// requestFromCall interprets a bootstrap.sh call as the shim hands it to eksboot.
+func requestFromCall(c userdata.Call, s bootstrap.Settings) (nodeRequest, error) {
+	r := nodeRequest{From: c.Where + ": bootstrap.sh"} // errors: Evaluate's caller says "user data: "
+	cfg, _, err := bootstrap.FromFlags(c.Eksboot, func(k string) string { return c.Env[k] })
+	if err != nil {
+		return r, fmt.Errorf("%s: %w", r.From, err)
+	}
+	cfg.Settings = s
+	r.Config = cfg
+	return r, nil
+}
+
+// checkRegion accepts a region name such as us-west-2.
+func checkRegion(r string) error {
+	if !regionName().MatchString(r) {
+		return errors.New("want a region name such as us-west-2")
+	}
+	return nil
+}
+
+var regionName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-[0-9]{1,2}$`) })
+
+// offlineEnv is a bootstrap environment on a simulated instance with nothing outside
+// but, with --discover, EKS.
+func offlineEnv(files bootstrap.NodeFiles, log *zap.Logger, instanceType, region string, disc *discovery) *bootstrap.Env {
+	inst := simulatedInstance(instanceType, region)
 	env := bootstrap.DefaultEnv(nil, log, io.Discard, io.Discard)
 	env.Files = files
-	domain := "amazonaws.com"
-	if strings.HasPrefix(region, "cn-") {
-		domain = "amazonaws.com.cn"
-	}
-	hostname := strings.ReplaceAll(inst.LocalHostname, "us-west-2", region)
 	env.IMDS = func(context.Context, imds.Options) (*imds.Facts, error) {
 		return &imds.Facts{
-			Region: region, AccountID: inst.AccountID, Domain: domain, InstanceType: instanceType,
-			InstanceID: inst.InstanceID, AvailabilityZone: region + "a", MAC: inst.MAC, LocalIPv4: inst.LocalIPv4,
-			LocalHostname: hostname,
+			Region: region, AccountID: inst.AccountID, Domain: inst.Domain, InstanceType: instanceType,
+			InstanceID: inst.InstanceID, AvailabilityZone: inst.AvailabilityZone, MAC: inst.MAC, LocalIPv4: inst.LocalIPv4,
+			LocalHostname: inst.LocalHostname,
 			IPv6s:         []string{"2600:1f14:123:4500::1"}, VPCIPv4CIDRs: inst.VPCIPv4CIDRBlocks,
 		}, nil
 	}
-	env.EC2 = func(context.Context, string, string, bool) (ec2api.API, error) { return offlineEC2{hostname}, nil }
-	env.EKS = func(context.Context, string, string, bool) (eksapi.API, error) {
-		return nil, fmt.Errorf("cluster discovery (no CA or API server endpoint in the user data) is %w", errOffline)
+	env.EC2 = func(context.Context, string, string, bool) (ec2api.API, error) {
+		return offlineEC2{inst.LocalHostname}, nil
 	}
+	env.EKS = func(ctx context.Context, region, _ string, _ bool) (eksapi.API, error) { return disc.api(ctx, region) }
 	env.Systemd = func(context.Context) (systemd.Manager, error) { return nil, errOffline }
 	env.LookupHost = func(context.Context, string) ([]string, error) { return nil, errOffline }
 	env.KubeletVersion = func(context.Context) (string, error) { return "", errOffline }
@@ -203,24 +336,69 @@ func readTree(dir string) (map[string][]byte, error) {
 	return tree, err
 }
 
-// printRender prints the files in path order (the CA as its digest) and the flags.
-func printRender(w io.Writer, tree map[string][]byte, flags, from, instanceType, region string) {
-	fmt.Fprintf(w, "# eksboot render: %s in %s, from %s\n", instanceType, region, from)
-	paths := make([]string, 0, len(tree))
-	for p := range tree {
+// printRender prints the files in path order (the CA as its digest), the flags, and
+// what each part of the user data did.
+func printRender(w io.Writer, r *rendered, instanceType, region string) {
+	fmt.Fprintf(w, "# eksboot render: %s in %s, from %s\n", instanceType, region, r.from)
+	paths := make([]string, 0, len(r.tree))
+	for p := range r.tree {
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
 	for _, p := range paths {
-		b := tree[p]
+		b := r.tree[p]
+		edited := ""
+		if a, ok := r.after[p]; ok {
+			b, edited = a, " (as the user data's scripts leave it, after bootstrap.sh)"
+		}
 		if strings.HasSuffix(p, "/pki/ca.crt") {
+			if len(r.discovery) > 0 && bytes.Equal(b, placeholderCA()) {
+				fmt.Fprintf(w, "\n==> %s: the cluster CA, from eks:DescribeCluster at boot\n", p)
+				continue
+			}
 			fmt.Fprintf(w, "\n==> %s: the cluster CA, %d bytes, sha256 %x\n", p, len(b), sha256.Sum256(b))
 			continue
 		}
-		fmt.Fprintf(w, "\n==> %s\n%s", p, b)
+		fmt.Fprintf(w, "\n==> %s%s\n%s", p, edited, b)
 		if len(b) > 0 && b[len(b)-1] != '\n' {
 			fmt.Fprintln(w)
 		}
 	}
-	fmt.Fprintf(w, "\n==> kubelet flags\n%s\n", flags)
+	fmt.Fprintf(w, "\n==> kubelet flags\n%s\n", r.flags)
+	if len(r.discovery) > 0 {
+		fmt.Fprintf(w, "\n==> cluster discovery\n")
+		for _, d := range r.discovery {
+			fmt.Fprintf(w, "%s\n", d)
+		}
+	}
+	if r.ev != nil {
+		fmt.Fprintf(w, "\n==> user data\n")
+		for _, p := range r.ev.Parts {
+			if len(p.Notes) == 0 {
+				fmt.Fprintf(w, "%s: nothing simulated\n", p.Part.Name())
+				continue
+			}
+			for _, n := range p.Notes {
+				if !strings.HasPrefix(n, "part ") {
+					n = p.Part.Name() + ": " + n
+				}
+				fmt.Fprintf(w, "%s\n", n)
+			}
+		}
+		var own []string
+		for _, p := range r.ev.Written {
+			if _, ok := r.tree[p]; !ok && !strings.HasPrefix(p, "/tmp/") {
+				own = append(own, p)
+			}
+		}
+		if len(own) > 0 {
+			fmt.Fprintf(w, "files the user data writes: %s\n", strings.Join(own, ", "))
+		}
+		if len(r.ev.NotSimulated) > 0 {
+			fmt.Fprintf(w, "not simulated (no-ops here; on the node they run): %s\n", strings.Join(r.ev.NotSimulated, ", "))
+		}
+	}
+	for _, wn := range r.warnings {
+		fmt.Fprintf(w, "\nwarning: %s\n", wn)
+	}
 }

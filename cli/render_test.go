@@ -33,8 +33,13 @@ func TestRenderCommand(t *testing.T) {
 		{"no type", []string{"--user-data", sample}, 2, "give --user-data FILE and --instance-type TYPE"},
 		{"bad type", []string{"--user-data", sample, "--instance-type", "m5.large;rm"}, 2, "--instance-type"},
 		{"missing file", []string{"--user-data", filepath.Join(dir, "nope"), "--instance-type", "m5.large"}, 2, "no such file"},
-		{"unresolved variable", []string{"--user-data", write("u.sh", "#!/bin/bash\n/etc/eks/bootstrap.sh \"$NAME\"\n"), "--instance-type", "m5.large"}, 1,
-			"eksboot render: error: user data: part 1 (text/x-shellscript) line 2: bootstrap.sh argument 1 depends on the variable $NAME"},
+		{"unset variable: empty, as in bash", []string{"--user-data", write("u.sh", "#!/bin/bash\n/etc/eks/bootstrap.sh \"$NAME\"\n"), "--instance-type", "m5.large"}, 1,
+			"eksboot render: error: user data: part 1 (text/x-shellscript) line 2: bootstrap.sh: CLUSTER_NAME is missing"},
+		{"known only at boot", []string{"--user-data", write("k.sh", "#!/bin/bash\nN=$(aws ssm get-parameter --name /c --query Parameter.Value --output text)\n/etc/eks/bootstrap.sh \"$N\"\n"), "--instance-type", "m5.large"}, 1,
+			"eksboot render: error: user data: part 1 (text/x-shellscript) line 3: bootstrap.sh's arguments depend on the output of aws ssm get-parameter --name /c --query Parameter.Value --ou… (part 1 (text/x-shellscript) line 2), known only when the node boots (render does not guess it)"},
+		{"an endless loop", []string{"--user-data", write("l.sh", "#!/bin/bash\nwhile true; do sleep 1; done\n/etc/eks/bootstrap.sh c\n"), "--instance-type", "m5.large"}, 1,
+			"eksboot render: error: user data: the user data's scripts were stopped: more than 200000 commands run (an endless loop?)"},
+		{"bad region", []string{"--user-data", sample, "--instance-type", "m5.large", "--region", "mars"}, 2, `--region "mars": want a region name such as us-west-2`},
 		{"bad flag in the script", []string{"--user-data", write("f.sh", "#!/bin/bash\n/etc/eks/bootstrap.sh c --no-such-flag\n"), "--instance-type", "m5.large"}, 1,
 			"eksboot render: error: user data: part 1 (text/x-shellscript) line 2: bootstrap.sh: unknown flag: --no-such-flag"},
 		{"bad value in the script", []string{"--user-data", write("v.sh", "#!/bin/bash\n/etc/eks/bootstrap.sh c --b64-cluster-ca aGVsbG8= --apiserver-endpoint https://x\n"), "--instance-type", "m5.large"}, 1,
@@ -42,7 +47,7 @@ func TestRenderCommand(t *testing.T) {
 		{"bad NodeConfig value", []string{"--user-data", write("b.yaml", "apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec: {cluster: {name: c, apiServerEndpoint: 'http://x', certificateAuthority: aGVsbG8=, cidr: 10.100.0.0/16}}\n"), "--instance-type", "m5.large"}, 1,
 			`eksboot render: error: user data: merged NodeConfig: spec.cluster.certificateAuthority: `},
 		{"nothing to render", []string{"--user-data", write("n.sh", "#!/bin/bash\necho hi\n"), "--instance-type", "m5.large"}, 1,
-			"no NodeConfig part and no /etc/eks/bootstrap.sh command line in the user data (part 1 (text/x-shellscript);"},
+			"no NodeConfig part and no /etc/eks/bootstrap.sh command line in the user data (part 1 (text/x-shellscript))"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer

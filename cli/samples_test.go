@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/eksboot/eksboot/assets"
 	"github.com/eksboot/eksboot/bootstrap"
 	"github.com/eksboot/eksboot/ec2api"
 	"github.com/eksboot/eksboot/eksapi"
@@ -112,25 +113,26 @@ func runNode(t *testing.T, s sample, args []string) map[string][]byte {
 	return tree
 }
 
-// scriptArgs is the bootstrap.sh command line of a sample, as eksboot reads it; for
-// sample 04, whose arguments are computed by eksctl's scripts at boot (render reports
-// that it cannot know them), the command line those scripts build.
+// scriptArgs is the command line the shim hands to eksboot for a sample's
+// bootstrap.sh call, as render's evaluation of its scripts finds it on the simulated
+// m5.large (sample 04's eksctl scripts read IMDS and build it at boot; sample 02's
+// sed hook edits the shim).
 func scriptArgs(t *testing.T, s sample) []string {
 	t.Helper()
 	parts, err := userdata.Parse(s.raw)
 	must(t, err)
-	call, err := userdata.FindBootstrapCall(parts)
+	ev, err := userdata.Evaluate(context.Background(), parts, userdata.Options{
+		Image:    map[string]userdata.File{userdata.BootstrapPath: {Data: assets.BootstrapShim, Mode: 0o755}},
+		Metadata: simulatedMetadata("m5.large", "us-west-2"),
+	})
 	must(t, err)
-	if call != nil {
-		return call.Args
+	if len(ev.Calls) != 1 {
+		t.Fatalf("%d bootstrap.sh calls, want 1", len(ev.Calls))
 	}
-	if !strings.HasPrefix(s.name, "04-") {
-		t.Fatal("no bootstrap.sh command line")
+	if c := ev.Calls[0]; len(c.Unknown) > 0 {
+		t.Fatalf("%s: unknown before boot: %q", c.Where, c.Unknown)
 	}
-	ca := regexpFind(t, parts[0].Body, "B64_CLUSTER_CA=(\\S+)")
-	return []string{s.want.ClusterName, "--apiserver-endpoint", s.want.Endpoint, "--b64-cluster-ca", ca,
-		"--dns-cluster-ip", strings.Join(s.want.DNS, ","), "--kubelet-extra-args", *s.want.KubeletExtraArgs,
-		"--container-runtime", "containerd"}
+	return ev.Calls[0].Eksboot
 }
 
 // TestSamples boots a node with every sample and checks what its expect.json says.
@@ -157,14 +159,10 @@ func TestRenderAgrees(t *testing.T) {
 				args = scriptArgs(t, s)
 			}
 			node := runNode(t, s, args)
-			got, flags, _, err := render(s.raw, "m5.large", "us-west-2", kubeletconf.Version{Major: 1, Minor: 32, Patch: 9}, "al2", zapNop())
-			if strings.HasPrefix(s.name, "04-") {
-				if err == nil || !strings.Contains(err.Error(), "no NodeConfig part and no /etc/eks/bootstrap.sh command line") {
-					t.Fatalf("render of eksctl's cloud-config: %v; want it to say it finds no command line", err)
-				}
-				return
-			}
+			r, err := render(context.Background(), s.raw, renderOptions{instanceType: "m5.large", region: "us-west-2",
+				kubeletVersion: kubeletconf.Version{Major: 1, Minor: 32, Patch: 9}, profile: "al2", log: zapNop()})
 			must(t, err)
+			got, flags := r.tree, r.flags
 			if !reflect.DeepEqual(keys(got), keys(node)) {
 				t.Fatalf("render wrote %q\nthe node got %q", keys(got), keys(node))
 			}

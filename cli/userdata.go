@@ -55,27 +55,6 @@ func requestFromNodeConfigs(parts []userdata.Part, dropIns []userdata.Source, s 
 	return r, true, nil
 }
 
-// requestFromScript interprets the bootstrap.sh command line of the script parts
-// with bootstrap's own flag parser, then sets the run's settings s; ok is false when
-// there is none.
-func requestFromScript(parts []userdata.Part, s bootstrap.Settings) (nodeRequest, bool, error) {
-	call, err := userdata.FindBootstrapCall(parts)
-	if err != nil {
-		return nodeRequest{}, true, fmt.Errorf("user data: %w", err)
-	}
-	if call == nil {
-		return nodeRequest{}, false, nil
-	}
-	r := nodeRequest{From: fmt.Sprintf("%s line %d: bootstrap.sh", call.Part.Name(), call.Line)}
-	c, _, err := bootstrap.FromFlags(call.Args, func(k string) string { return call.Env[k] })
-	if err != nil {
-		return r, true, fmt.Errorf("user data: %s: %w", r.From, err)
-	}
-	c.Settings = s
-	r.Config = c
-	return r, true, nil
-}
-
 // readDropIns reads /etc/eks/eksboot.d/*.yaml under root, in name order.
 func readDropIns(root *rootfs.Root) ([]userdata.Source, error) {
 	dir, err := root.Resolve(dropInDir)

@@ -1,0 +1,164 @@
+package cli
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/base64"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/eksboot/eksboot/eksapi"
+	"github.com/eksboot/eksboot/imds/imdstest"
+)
+
+// simulatedInstance is the instance render boots: imdstest's default instance with
+// the given type and region.
+func simulatedInstance(instanceType, region string) imdstest.Instance {
+	inst := imdstest.DefaultInstance()
+	inst.InstanceType, inst.Region, inst.AvailabilityZone = instanceType, region, region+"a"
+	inst.LocalHostname = strings.ReplaceAll(inst.LocalHostname, "us-west-2", region)
+	if strings.HasPrefix(region, "cn-") {
+		inst.Domain, inst.Partition = "amazonaws.com.cn", "aws-cn"
+	}
+	return inst
+}
+
+// simulatedMetadata answers the user data's IMDS reads (paths after /latest/) as the
+// simulated instance: an on-demand instance. Paths it has no value for (tags,
+// credentials, spot actions) are known only at boot.
+func simulatedMetadata(instanceType, region string) func(string) (string, bool) {
+	inst := simulatedInstance(instanceType, region)
+	md := map[string]string{
+		"ami-id": inst.AMIID, "instance-id": inst.InstanceID, "instance-type": inst.InstanceType,
+		"local-ipv4": inst.LocalIPv4, "local-hostname": inst.LocalHostname, "hostname": inst.LocalHostname,
+		"mac": inst.MAC, "instance-life-cycle": "on-demand",
+		"placement/region": inst.Region, "placement/availability-zone": inst.AvailabilityZone,
+		"placement/availability-zone-id": inst.AvailabilityZoneID,
+		"services/domain":                inst.Domain, "services/partition": inst.Partition,
+	}
+	ifp := "network/interfaces/macs/" + inst.MAC + "/"
+	for k, v := range map[string]string{
+		"device-number": "0", "interface-id": inst.InterfaceID, "local-ipv4s": inst.LocalIPv4,
+		"local-hostname": inst.LocalHostname, "mac": inst.MAC, "owner-id": inst.AccountID, "subnet-id": inst.SubnetID,
+		"subnet-ipv4-cidr-block": inst.SubnetIPv4CIDRBlock, "vpc-id": inst.VPCID,
+		"vpc-ipv4-cidr-block": inst.VPCIPv4CIDRBlocks[0], "vpc-ipv4-cidr-blocks": strings.Join(inst.VPCIPv4CIDRBlocks, "\n"),
+	} {
+		md[ifp+k] = v
+	}
+	md["network/interfaces/macs"] = inst.MAC + "/"
+	doc, _ := json.MarshalIndent(map[string]string{
+		"accountId": inst.AccountID, "architecture": "x86_64", "availabilityZone": inst.AvailabilityZone,
+		"imageId": inst.AMIID, "instanceId": inst.InstanceID, "instanceType": inst.InstanceType,
+		"privateIp": inst.LocalIPv4, "region": inst.Region, "version": "2017-09-30",
+	}, "", "  ")
+	return func(p string) (string, bool) {
+		if p == "dynamic/instance-identity/document" {
+			return string(doc), true
+		}
+		v, ok := md[strings.TrimPrefix(p, "meta-data/")]
+		return v, ok && strings.HasPrefix(p, "meta-data/")
+	}
+}
+
+// Placeholders for what the node takes from eks:DescribeCluster when the user data
+// leaves it out and render is offline: documentation values that no cluster has.
+const (
+	placeholderEndpoint = "https://api-server.from-eks-describecluster.invalid"
+	placeholderCIDR     = "198.51.100.0/24" // RFC 5737 TEST-NET-2
+)
+
+// placeholderCA is a throw-away CA certificate (PEM) standing for the cluster's.
+var placeholderCA = sync.OnceValue(func() []byte {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		panic(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "placeholder: the cluster CA from eks:DescribeCluster"},
+		NotBefore: time.Unix(0, 0), NotAfter: time.Unix(0, 0).AddDate(100, 0, 0), IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageCertSign,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		panic(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+})
+
+// discovery is render's EKS: placeholders offline, the caller's own credentials
+// with --discover. It records what it supplied.
+type discovery struct {
+	eks   func(ctx context.Context, region string) (eksapi.API, error)
+	asked []string
+	found *eksapi.Cluster
+	live  bool
+}
+
+func (d *discovery) api(ctx context.Context, region string) (eksapi.API, error) {
+	if d.eks == nil {
+		return placeholderEKS{d}, nil
+	}
+	api, err := d.eks(ctx, region)
+	if err != nil {
+		return nil, fmt.Errorf("--discover: %w", err)
+	}
+	d.live = true
+	return recordingEKS{api, d}, nil
+}
+
+type placeholderEKS struct{ d *discovery }
+
+func (p placeholderEKS) DescribeCluster(_ context.Context, name string) (*eksapi.Cluster, error) {
+	p.d.asked = append(p.d.asked, name)
+	c := &eksapi.Cluster{Name: name, Status: eksapi.StatusActive, Endpoint: placeholderEndpoint,
+		CAData: base64.StdEncoding.EncodeToString(placeholderCA()), ServiceIPv4CIDR: placeholderCIDR, IPFamily: "ipv4"}
+	p.d.found = c
+	return c, nil
+}
+
+type recordingEKS struct {
+	api eksapi.API
+	d   *discovery
+}
+
+func (r recordingEKS) DescribeCluster(ctx context.Context, name string) (*eksapi.Cluster, error) {
+	c, err := r.api.DescribeCluster(ctx, name)
+	if err == nil && c != nil {
+		r.d.asked = append(r.d.asked, name)
+		cp := *c
+		r.d.found = &cp
+	}
+	return c, err
+}
+
+// report says what discovery supplied and what the node needs for it.
+func (d *discovery) report() []string {
+	if d.found == nil {
+		return nil
+	}
+	c := d.found
+	perm := fmt.Sprintf("the node's IAM role needs eks:DescribeCluster on cluster %q", c.Name)
+	if d.live {
+		return []string{
+			fmt.Sprintf("the user data leaves the CA or the endpoint to discovery: looked up with your credentials (--discover): cluster %q is %s, endpoint %s, CA %d bytes of base64, service CIDR %s", c.Name, c.Status, c.Endpoint, len(c.CAData), c.ServiceIPv4CIDR+c.ServiceIPv6CIDR),
+			perm + " (the node calls it with its instance profile at boot; your credentials were used only here)",
+		}
+	}
+	return []string{
+		fmt.Sprintf("the user data leaves the CA or the endpoint to discovery: at boot the node calls eks:DescribeCluster for cluster %q; render is offline, so these stand for its answer:", c.Name),
+		"  endpoint " + placeholderEndpoint + " (the cluster's endpoint; one given with --apiserver-endpoint is replaced by it)",
+		"  the CA in /etc/kubernetes/pki/ca.crt (the cluster's certificateAuthority.data)",
+		"  service CIDR " + placeholderCIDR + ", so clusterDNS 198.51.100.10 (the cluster's serviceIpv4Cidr and its .10, unless --dns-cluster-ip is given)",
+		perm,
+		"render --discover looks them up with your own AWS credentials",
+	}
+}
