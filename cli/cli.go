@@ -61,8 +61,6 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	case "-h", "--help":
 		writeUsage(stdout, prog)
 		return exitOK
-	case "doctor":
-		return runDoctor(prog+" doctor", rest[1:], stdout, stderr)
 	default:
 		c, ok := lookupCommand(cmd)
 		if !ok {

@@ -21,7 +21,7 @@ func TestMainCommands(t *testing.T) {
 		{"version takes no argument", []string{"eksboot", "version", "now"}, 2, "", `eksboot version: unexpected arguments ["now"]`},
 		{"version output", []string{"eksboot", "version", "--output", "yaml"}, 2, "", `eksboot version: --output "yaml": want text or json`},
 		{"no command", []string{"eksboot"}, 2, "", "Usage: eksboot COMMAND"},
-		{"unknown command", []string{"eksboot", "join"}, 2, "", `unknown command "join" (want bootstrap, init, render, max-pods, version, completion, man, help; see eksboot help)`},
+		{"unknown command", []string{"eksboot", "join"}, 2, "", `unknown command "join" (want bootstrap, init, render, max-pods, doctor, version, completion, man, help; see eksboot help)`},
 		{"help", []string{"eksboot", "help"}, 0, "\n  bootstrap     configure and start the kubelet", ""},
 		{"bootstrap help", []string{"eksboot", "bootstrap", "--help"}, 0, "--b64-cluster-ca", ""},
 		{"help of a command", []string{"eksboot", "help", "bootstrap"}, 0, "Usage: eksboot bootstrap [options] CLUSTER_NAME\n", ""},

@@ -69,6 +69,17 @@ func commands() []command {
 			run: runMaxPods,
 		},
 		{
+			name: "doctor", synopsis: "[options]",
+			summary: "check why the node may be NotReady, with the evidence and a fix for each check",
+			about: "Checks why the node may be NotReady: IMDS, what eksboot wrote, the API server, the node's identity, " +
+				"containerd and the kubelet. Each check is ok, warn or FAIL with its evidence and a fix; exit 1 when one failed.",
+			flags: func(prog string) *pflag.FlagSet {
+				var f doctorFlags
+				return f.flagSet(prog)
+			},
+			run: runDoctor,
+		},
+		{
 			name: "version", synopsis: "[--output text|json]",
 			summary: "print the version, the commit and the Go version it was built from",
 			about:   "Prints eksboot's version, the commit it was built from and when that was committed, and the Go version.",

@@ -42,6 +42,7 @@ var completionCases = []struct {
 	{[]string{"init", "--phase", ""}, []string{"all", "config", "run"}},
 	{[]string{"init", "--log-format", "j"}, []string{"journal", "json"}},
 	{[]string{"max-pods", "--output", ""}, []string{"json", "text"}},
+	{[]string{"doctor", "--output", ""}, []string{"json", "text"}},
 	{[]string{"render", "--image-profile", ""}, []string{"al2", "al2023"}},
 	{[]string{"bootstrap", "--max-pods-m"}, []string{"--max-pods-max-eni", "--max-pods-mode"}},
 	{[]string{"completion", ""}, []string{"bash", "fish", "zsh"}},
