@@ -58,6 +58,20 @@ type Profile struct {
 	// RuncBinary is the image's runc, named in containerd's config when the image
 	// has it ("": containerd runs the runc of its PATH).
 	RuncBinary string
+	// BPFMountUnit: the image's systemd does not mount the BPF file system itself,
+	// so eksboot installs sys-fs-bpf.mount (--mount-bpf-fs), as bootstrap.sh's
+	// mount-bpf-fs did on Amazon Linux 2 (systemd 219). Today's systemd (AL2023's
+	// 252, Debian's, Ubuntu's) mounts bpffs at /sys/fs/bpf at boot as one of its API
+	// file systems and refuses a mount unit for it ("Cannot create mount unit for
+	// API file system /sys/fs/bpf. Refusing.").
+	BPFMountUnit bool
+}
+
+// WantsBPFMountUnit reports whether the run installs sys-fs-bpf.mount: on an image
+// whose systemd needs it (BPFMountUnit), when --mount-bpf-fs asks for it (mount) and
+// no bpf file system is mounted nor the unit there (mounted). It is pure.
+func (p Profile) WantsBPFMountUnit(mount, mounted bool) bool {
+	return p.BPFMountUnit && mount && !mounted
 }
 
 // profiles holds each image profile's defaults.
@@ -66,6 +80,7 @@ var profiles = map[string]Profile{
 		Name:            ProfileAL2,
 		ContainerdMajor: 1,
 		KubeconfigAuth:  kubeletconf.AuthIAMAuthenticator,
+		BPFMountUnit:    true,
 	},
 	ProfileAL2023: {
 		Name:                         ProfileAL2023,

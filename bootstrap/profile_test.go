@@ -45,3 +45,24 @@ func TestImageProfileFlag(t *testing.T) {
 		t.Errorf("error %v, want it to say %s", err, want)
 	}
 }
+
+// TestBPFMountUnitOnlyWhereSystemdNeedsIt: sys-fs-bpf.mount is for AL2's systemd;
+// today's systemd mounts bpffs itself and refuses the unit.
+func TestBPFMountUnitOnlyWhereSystemdNeedsIt(t *testing.T) {
+	for _, tc := range []struct {
+		profile        string
+		mount, mounted bool
+		want           bool
+	}{
+		{ProfileAL2, true, false, true},
+		{ProfileAL2, true, true, false},
+		{ProfileAL2, false, false, false},
+		{ProfileAL2023, true, false, false},
+		{ProfileAL2023, true, true, false},
+	} {
+		p, _ := lookupProfile(tc.profile, "")
+		if got := p.WantsBPFMountUnit(tc.mount, tc.mounted); got != tc.want {
+			t.Errorf("%s: WantsBPFMountUnit(mount %v, mounted %v) = %v, want %v", tc.profile, tc.mount, tc.mounted, got, tc.want)
+		}
+	}
+}
