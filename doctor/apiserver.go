@@ -140,9 +140,10 @@ func (d *run) checkAPIServer() {
 	switch {
 	case err == nil:
 	case errors.As(err, &unknown):
+		// Every EKS cluster's CA is named "kubernetes": the key IDs tell them apart.
 		issuer := ""
-		if unknown.Cert != nil {
-			issuer = fmt.Sprintf(" (issued by %s)", quote.Value(unknown.Cert.Issuer.String()))
+		if c := unknown.Cert; c != nil {
+			issuer = fmt.Sprintf(" (issued by %s, authority key ID %s)", quote.Value(c.Issuer.String()), keyID(c.AuthorityKeyId))
 		}
 		d.add(apiGroup, "api.tls", Fail, fmt.Sprintf("the API server's certificate%s is not signed by the node's CA %s: the CA in the user data belongs to another cluster", issuer, caName),
 			"Give the node this cluster's CA (aws eks describe-cluster --name <cluster> --query cluster.certificateAuthority.data) in its user data and run eksboot again.")
@@ -192,7 +193,7 @@ func (d *run) readCA(p string) (*x509.CertPool, string, error) {
 		pool.AddCert(c)
 		if name == "" {
 			sum := sha256.Sum256(c.Raw)
-			name = fmt.Sprintf("%s (%s, sha256 %x…)", quote.Value(c.Subject.CommonName), p, sum[:6])
+			name = fmt.Sprintf("%s (%s, key ID %s, sha256 %x…)", quote.Value(c.Subject.CommonName), p, keyID(c.SubjectKeyId), sum[:6])
 		}
 	}
 	if name == "" {
@@ -241,6 +242,14 @@ func (d *run) checkClock(tc *tls.Conn, host string) {
 	default:
 		d.add(apiGroup, "api.clock", OK, what+fmt.Sprintf(" (within %s)", skewWarn), "")
 	}
+}
+
+// keyID shows a certificate key ID by its first bytes.
+func keyID(id []byte) string {
+	if len(id) == 0 {
+		return "none"
+	}
+	return fmt.Sprintf("%x…", id[:min(len(id), 6)])
 }
 
 func isTimeout(err error) bool {

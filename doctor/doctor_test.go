@@ -1,6 +1,7 @@
 package doctor
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -109,7 +110,8 @@ func TestAPIServerOfAnotherCluster(t *testing.T) {
 	n.api = startAPIServer(t, other)
 	n.write(KubeconfigPath, strings.Replace(n.read(KubeconfigPath), ":"+portOf(t, n)+"\n", ":"+n.api.port()+"\n", 1), 0o644)
 	r := n.run()
-	want(t, r, "api.tls", Fail, "not signed by the node's CA", "the CA in the user data belongs to another cluster", "certificateAuthority.data")
+	want(t, r, "api.tls", Fail, "not signed by the node's CA", "the CA in the user data belongs to another cluster", "certificateAuthority.data",
+		fmt.Sprintf("authority key ID %x…", other.cert.SubjectKeyId[:6]), fmt.Sprintf("key ID %x…", n.ca.cert.SubjectKeyId[:6]))
 	if res := result(t, r, "api.tcp"); res.Status != OK {
 		t.Errorf("api.tcp: %s", res.Evidence)
 	}
@@ -197,6 +199,11 @@ func TestKubeletJournalWithUnauthorizedLines(t *testing.T) {
 	if !strings.Contains(res.Detail, `"Unable to register node with API server" err="Unauthorized"`) {
 		t.Errorf("the detail does not show the lines:\n%s", res.Detail)
 	}
+	// The kubelet's configuration, which it logs at start, names cacheUnauthorizedTTL:
+	// not a refusal.
+	n.journal.entries["kubelet.service"] = append(n.journal.entries["kubelet.service"],
+		JournalEntry{Time: time.Now(), Message: "\t    cacheUnauthorizedTTL: 30s"})
+	want(t, n.run(), "identity.kubelet-journal", Fail, "4 Unauthorized lines")
 	// Lines from before the kubelet's last start are not held against it.
 	u.ActiveEnter = time.Now()
 	n.units.units["kubelet.service"] = u
@@ -283,7 +290,7 @@ func TestDiskPressure(t *testing.T) {
 	n := newNode(t)
 	n.statfs.st = FSStats{Bytes: 100 << 30, BytesFree: 5 << 30, Inodes: 1 << 20, InodesFree: 900 << 10}
 	r := n.run()
-	want(t, r, "runtime.disk-nodefs", Fail, "5Gi free (5%)", "eviction below 10%", "DiskPressure")
+	want(t, r, "runtime.disk-nodefs", Fail, "5.0 GiB free (5%)", "eviction below 10%", "DiskPressure")
 	want(t, r, "runtime.disk-imagefs", Fail, "eviction below 15%")
 	n.statfs.st = FSStats{Bytes: 100 << 30, BytesFree: 60 << 30, Inodes: 1000, InodesFree: 10}
 	want(t, n.run(), "runtime.disk-nodefs", Fail, "10 inodes free (1%)", "eviction below 5%")

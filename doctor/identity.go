@@ -192,6 +192,11 @@ func (d *run) checkTokenAccepted() {
 // Kubelet journal lines that mean the API server refused it.
 var (
 	forbiddenUser = regexp.MustCompile(`forbidden: User \\?"([^"\\]+)\\?"`)
+	// unauthorizedLine is the API server's 401 as client-go reports it (err="Unauthorized",
+	// "failed to list *v1.Node: Unauthorized"), a word of its own: the kubelet also logs
+	// its configuration, whose cacheUnauthorizedTTL is not a refusal.
+	unauthorizedLine = regexp.MustCompile(`\bUnauthorized\b|the server has asked for the client to provide credentials`)
+	forbiddenLine    = regexp.MustCompile(`\bforbidden\b`)
 )
 
 // checkKubeletAuthLines reads the kubelet's journal since it last started.
@@ -206,11 +211,11 @@ func (d *run) checkKubeletAuthLines() {
 	for _, e := range entries {
 		m := e.Message
 		switch {
-		case strings.Contains(m, "Unauthorized") || strings.Contains(m, "the server has asked for the client to provide credentials"):
+		case unauthorizedLine.MatchString(m):
 			unauthorized = append(unauthorized, e)
 		case strings.Contains(m, `User "system:anonymous"`) || strings.Contains(m, `User \"system:anonymous\"`):
 			anonymous = append(anonymous, e)
-		case strings.Contains(m, "forbidden") && !strings.Contains(m, "no relationship found between node"):
+		case forbiddenLine.MatchString(m) && !strings.Contains(m, "no relationship found between node"):
 			// The node authorizer's "no relationship found" lines are normal while pods are
 			// being bound to the node.
 			forbidden = append(forbidden, e)

@@ -287,7 +287,7 @@ func human(n uint64, unit string) string {
 	if unit != "bytes" {
 		return fmt.Sprintf("%d inodes", n)
 	}
-	return resource.NewQuantity(int64(n), resource.BinarySI).String()
+	return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
 }
 
 func joinNonEmpty(a, b string) string {
