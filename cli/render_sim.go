@@ -119,8 +119,10 @@ type placeholderEKS struct{ d *discovery }
 
 func (p placeholderEKS) DescribeCluster(_ context.Context, name string) (*eksapi.Cluster, error) {
 	p.d.asked = append(p.d.asked, name)
-	c := &eksapi.Cluster{Name: name, Status: eksapi.StatusActive, Endpoint: placeholderEndpoint,
-		CAData: base64.StdEncoding.EncodeToString(placeholderCA()), ServiceIPv4CIDR: placeholderCIDR, IPFamily: "ipv4"}
+	c := &eksapi.Cluster{
+		Name: name, Status: eksapi.StatusActive, Endpoint: placeholderEndpoint,
+		CAData: base64.StdEncoding.EncodeToString(placeholderCA()), ServiceIPv4CIDR: placeholderCIDR, IPFamily: "ipv4",
+	}
 	p.d.found = c
 	return c, nil
 }

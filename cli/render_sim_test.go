@@ -23,8 +23,10 @@ func goldenCA(t *testing.T) string {
 
 func renderScript(t *testing.T, s string) (*rendered, error) {
 	t.Helper()
-	return render(context.Background(), []byte(s), renderOptions{instanceType: "m5.large", region: "us-west-2",
-		kubeletVersion: kubeletconf.Version{Major: 1, Minor: 32, Patch: 9}, profile: "al2", log: zapNop()})
+	return render(context.Background(), []byte(s), renderOptions{
+		instanceType: "m5.large", region: "us-west-2",
+		kubeletVersion: kubeletconf.Version{Major: 1, Minor: 32, Patch: 9}, profile: "al2", log: zapNop(),
+	})
 }
 
 // TestRenderIssueExamples: the scripts the hand-written lexer got wrong render as bash
@@ -84,8 +86,10 @@ func TestRenderSample04(t *testing.T) {
 			t.Errorf("render lacks %q:\n%s", want, out)
 		}
 	}
-	r, err := render(context.Background(), raw, renderOptions{instanceType: "m5.large", region: "us-west-2",
-		kubeletVersion: kubeletconf.Version{Major: 1, Minor: 32, Patch: 9}, profile: "al2", log: zapNop()})
+	r, err := render(context.Background(), raw, renderOptions{
+		instanceType: "m5.large", region: "us-west-2",
+		kubeletVersion: kubeletconf.Version{Major: 1, Minor: 32, Patch: 9}, profile: "al2", log: zapNop(),
+	})
 	must(t, err)
 	var kc struct {
 		MaxPods                         int    `json:"maxPods"`

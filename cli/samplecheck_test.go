@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -15,15 +14,6 @@ import (
 )
 
 func zapNop() *zap.Logger { return zap.NewNop() }
-
-func regexpFind(t *testing.T, b []byte, re string) string {
-	t.Helper()
-	m := regexp.MustCompile(re).FindSubmatch(b)
-	if m == nil {
-		t.Fatalf("no %s", re)
-	}
-	return string(m[1])
-}
 
 // splitArgs splits a kubelet command line as systemd splits $VAR: at whitespace,
 // removing double quotes.

@@ -159,8 +159,10 @@ func TestRenderAgrees(t *testing.T) {
 				args = scriptArgs(t, s)
 			}
 			node := runNode(t, s, args)
-			r, err := render(context.Background(), s.raw, renderOptions{instanceType: "m5.large", region: "us-west-2",
-				kubeletVersion: kubeletconf.Version{Major: 1, Minor: 32, Patch: 9}, profile: "al2", log: zapNop()})
+			r, err := render(context.Background(), s.raw, renderOptions{
+				instanceType: "m5.large", region: "us-west-2",
+				kubeletVersion: kubeletconf.Version{Major: 1, Minor: 32, Patch: 9}, profile: "al2", log: zapNop(),
+			})
 			must(t, err)
 			got, flags := r.tree, r.flags
 			if !reflect.DeepEqual(keys(got), keys(node)) {

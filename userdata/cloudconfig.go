@@ -52,7 +52,6 @@ var simulatedKeys = []string{"write_files", "runcmd", "bootcmd"}
 func cloudInitOrder(parts []Part) []step {
 	var hooks, scripts []step
 	var cc cloudConfig
-	var ccPart Part
 	have := map[string]Part{}
 	var errSteps []step
 	for _, p := range parts {
@@ -93,10 +92,9 @@ func cloudInitOrder(parts []Part) []step {
 			if _, ok := keys["bootcmd"]; ok {
 				cc.BootCmd = one.BootCmd
 			}
-			ccPart = p
 			others := []string{}
 			for _, k := range names {
-				if n := keys[k]; !slices.Contains(simulatedKeys, k) && !(n.Kind == yamlv3.ScalarNode && n.Tag == "!!null") {
+				if n := keys[k]; !slices.Contains(simulatedKeys, k) && (n.Kind != yamlv3.ScalarNode || n.Tag != "!!null") {
 					others = append(others, k)
 				}
 			}
@@ -131,7 +129,6 @@ func cloudInitOrder(parts []Part) []step {
 	if len(cc.RunCmd) > 0 {
 		out = append(out, commandsStep(have["runcmd"], "runcmd", cc.RunCmd))
 	}
-	_ = ccPart
 	return out
 }
 

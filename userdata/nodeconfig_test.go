@@ -12,10 +12,14 @@ func TestDecodeStrict(t *testing.T) {
 	for _, tc := range []struct {
 		name, in, want string
 	}{
-		{"unknown fields, all at once", ncHead + "spec:\n  kubelet:\n    flagz: [a]\n    config:\n      maxPodz: 3\n  clustr: {}\n",
-			"p: spec.clustr: unknown field; p: spec.kubelet.flagz: unknown field; p: spec.kubelet.config.maxPodz: unknown field"},
-		{"wrong types", ncHead + "spec:\n  cluster:\n    name: [x]\n  kubelet:\n    flags: --a\n    config:\n      maxPods: many\n",
-			`p: spec.cluster.name: want a string, got a list; p: spec.kubelet.flags: want a list, got the string "--a"; p: spec.kubelet.config.maxPods: want a whole number, got the string "many"`},
+		{
+			"unknown fields, all at once", ncHead + "spec:\n  kubelet:\n    flagz: [a]\n    config:\n      maxPodz: 3\n  clustr: {}\n",
+			"p: spec.clustr: unknown field; p: spec.kubelet.flagz: unknown field; p: spec.kubelet.config.maxPodz: unknown field",
+		},
+		{
+			"wrong types", ncHead + "spec:\n  cluster:\n    name: [x]\n  kubelet:\n    flags: --a\n    config:\n      maxPods: many\n",
+			`p: spec.cluster.name: want a string, got a list; p: spec.kubelet.flags: want a list, got the string "--a"; p: spec.kubelet.config.maxPods: want a whole number, got the string "many"`,
+		},
 		{"wrong kind", "apiVersion: node.eks.aws/v1alpha1\nkind: Pod\n", `p: kind: "Pod", want NodeConfig`},
 		{"wrong version and no kind", "apiVersion: v1\n", `p: apiVersion: "v1", want node.eks.aws/v1alpha1; p: kind: missing, want NodeConfig`},
 		{"not an object", "- a\n- b\n", "p: want a NodeConfig object (apiVersion: node.eks.aws/v1alpha1, kind: NodeConfig), got a list"},
@@ -57,8 +61,10 @@ func TestMerge(t *testing.T) {
 	if want := []string{"--node-labels=a=1", "--node-labels=b=2"}; !reflect.DeepEqual(s.Kubelet.Flags, want) {
 		t.Errorf("flags %q, want %q (appended)", s.Kubelet.Flags, want)
 	}
-	wantConfig := map[string]any{"maxPods": 29.0, "evictionHard": map[string]any{"memory.available": "5%"},
-		"featureGates": map[string]any{"A": true, "B": false}, "clusterDNS": []any{"10.0.0.10"}}
+	wantConfig := map[string]any{
+		"maxPods": 29.0, "evictionHard": map[string]any{"memory.available": "5%"},
+		"featureGates": map[string]any{"A": true, "B": false}, "clusterDNS": []any{"10.0.0.10"},
+	}
 	if !reflect.DeepEqual(s.Kubelet.Config, wantConfig) {
 		t.Errorf("kubelet.config %v\nwant %v", s.Kubelet.Config, wantConfig)
 	}

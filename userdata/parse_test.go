@@ -126,12 +126,18 @@ func TestParseErrors(t *testing.T) {
 		{"broken gzip", []byte{0x1f, 0x8b, 8, 0, 0, 0}, "user data: gzip: unexpected EOF"},
 		{"no boundary", []byte("Content-Type: multipart/mixed\n\nhello\n"), "part 1: multipart Content-Type without a boundary"},
 		{"no delimiter", []byte("Content-Type: multipart/mixed; boundary=B\n\nhello\n"), `part 1: multipart document without a "--B" delimiter line`},
-		{"bad part base64", []byte("Content-Type: multipart/mixed; boundary=B\n\n--B\nContent-Type: text/x-shellscript\nContent-Transfer-Encoding: base64\n\n!!!notbase64\n--B--\n"),
-			"part 1 (text/x-shellscript): Content-Transfer-Encoding base64: illegal base64 data at input byte 0"},
-		{"bad part gzip", []byte("Content-Type: multipart/mixed; boundary=B\n\n--B\nContent-Type: application/node.eks.aws\n\n\x1f\x8b\x08junk\n--B--\n"),
-			"part 1 (application/node.eks.aws): gzip: unexpected EOF"},
-		{"unknown encoding", []byte("Content-Type: multipart/mixed; boundary=B\n\n--B\nContent-Type: text/plain\nContent-Transfer-Encoding: uuencode\n\nx\n--B--\n"),
-			`part 1 (text/plain): Content-Transfer-Encoding "uuencode": want 7bit, 8bit, binary, base64 or quoted-printable`},
+		{
+			"bad part base64", []byte("Content-Type: multipart/mixed; boundary=B\n\n--B\nContent-Type: text/x-shellscript\nContent-Transfer-Encoding: base64\n\n!!!notbase64\n--B--\n"),
+			"part 1 (text/x-shellscript): Content-Transfer-Encoding base64: illegal base64 data at input byte 0",
+		},
+		{
+			"bad part gzip", []byte("Content-Type: multipart/mixed; boundary=B\n\n--B\nContent-Type: application/node.eks.aws\n\n\x1f\x8b\x08junk\n--B--\n"),
+			"part 1 (application/node.eks.aws): gzip: unexpected EOF",
+		},
+		{
+			"unknown encoding", []byte("Content-Type: multipart/mixed; boundary=B\n\n--B\nContent-Type: text/plain\nContent-Transfer-Encoding: uuencode\n\nx\n--B--\n"),
+			`part 1 (text/plain): Content-Transfer-Encoding "uuencode": want 7bit, 8bit, binary, base64 or quoted-printable`,
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse(tc.in)

@@ -3,6 +3,7 @@ package userdata
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path"
@@ -347,8 +348,10 @@ func printfV(f *syntax.File) {
 			Position: ce.Args[0].Pos(),
 			Cmd:      &syntax.CallExpr{Args: append([]*syntax.Word{ce.Args[0]}, ce.Args[3:]...)},
 		}}}
-		ce.Assigns = append(ce.Assigns, &syntax.Assign{Name: &syntax.Lit{ValuePos: ce.Args[2].Pos(), ValueEnd: ce.Args[2].End(), Value: name},
-			Value: &syntax.Word{Parts: []syntax.WordPart{&syntax.DblQuoted{Left: ce.Args[0].Pos(), Right: ce.End(), Parts: []syntax.WordPart{sub}}}}})
+		ce.Assigns = append(ce.Assigns, &syntax.Assign{
+			Name:  &syntax.Lit{ValuePos: ce.Args[2].Pos(), ValueEnd: ce.Args[2].End(), Value: name},
+			Value: &syntax.Word{Parts: []syntax.WordPart{&syntax.DblQuoted{Left: ce.Args[0].Pos(), Right: ce.End(), Parts: []syntax.WordPart{sub}}}},
+		})
 		ce.Args = nil
 		return false
 	})
@@ -398,7 +401,8 @@ func (s *sim) runScript(ctx context.Context, where, name0 string, src []byte, ar
 	if cause := context.Cause(ctx); cause != nil {
 		return 0, cause
 	}
-	if code, ok := interp.IsExitStatus(err); ok {
+	var code interp.ExitStatus
+	if errors.As(err, &code) {
 		return int(code), nil
 	}
 	return 0, err
@@ -468,7 +472,7 @@ func (s *sim) exec(ctx context.Context, where string, args []string) error {
 	if f, ok := s.fs.files[p]; ok && p != "" && !isToolPath(p) {
 		if f.Mode&0o111 == 0 {
 			fmt.Fprintf(hc.Stderr, "%s: Permission denied\n", name)
-			return interp.NewExitStatus(126)
+			return interp.ExitStatus(126)
 		}
 		return s.runFile(ctx, hc, at+": "+p, name, f.Data, args[1:])
 	}
@@ -537,7 +541,7 @@ func (s *sim) lookPath(hc interp.HandlerContext, args []string) error {
 		}
 	}
 	if status != 0 {
-		return interp.NewExitStatus(uint8(status))
+		return interp.ExitStatus(uint8(status))
 	}
 	return nil
 }
@@ -598,7 +602,7 @@ func (s *sim) runFile(ctx context.Context, hc interp.HandlerContext, where, name
 	}
 	if code != 0 {
 		s.note("%s exits with status %d; its last output: %s", where, code, s.stdout.lastLine())
-		return interp.NewExitStatus(uint8(code))
+		return interp.ExitStatus(uint8(code))
 	}
 	return nil
 }
@@ -618,12 +622,13 @@ func (s *sim) shell(ctx context.Context, hc interp.HandlerContext, at string, ar
 		args = args[1:]
 	}
 	var src []byte
-	where, name0 := at, "bash"
+	var where string
+	name0 := "bash"
 	switch {
 	case len(args) > 0 && args[0] == "-c":
 		if len(args) < 2 {
 			fmt.Fprintln(hc.Stderr, "bash: -c: option requires an argument")
-			return interp.NewExitStatus(2)
+			return interp.ExitStatus(2)
 		}
 		src, args = []byte(args[1]), args[2:]
 		if len(args) > 0 {
@@ -650,7 +655,7 @@ func (s *sim) shell(ctx context.Context, hc interp.HandlerContext, at string, ar
 		b, ok := s.fs.read(p)
 		if !ok {
 			fmt.Fprintf(hc.Stderr, "bash: %s: No such file or directory\n", args[0])
-			return interp.NewExitStatus(127)
+			return interp.ExitStatus(127)
 		}
 		src, args, where, name0 = b, args[1:], at+": "+p, args[0]
 	}
@@ -665,7 +670,7 @@ func (s *sim) shell(ctx context.Context, hc interp.HandlerContext, at string, ar
 		return err
 	}
 	if code != 0 {
-		return interp.NewExitStatus(uint8(code))
+		return interp.ExitStatus(uint8(code))
 	}
 	return nil
 }

@@ -213,8 +213,10 @@ packages: [jq]
 
 func TestEvaluateCallsBootstrapAndScriptsSeeItsFiles(t *testing.T) {
 	in := "/etc/eks/bootstrap.sh c\njq -s '.[0] * .[1]' /etc/k.json /etc/extra.json > /tmp/k.json\nmv /tmp/k.json /etc/k.json\n"
-	parts := []Part{{Index: 1, ContentType: TypeCloudConfig, Body: []byte("#cloud-config\nwrite_files:\n- path: /etc/extra.json\n  content: '{\"b\":{\"y\":2},\"c\":3}'\n")},
-		{Index: 2, ContentType: TypeShellScript, Body: []byte(in)}}
+	parts := []Part{
+		{Index: 1, ContentType: TypeCloudConfig, Body: []byte("#cloud-config\nwrite_files:\n- path: /etc/extra.json\n  content: '{\"b\":{\"y\":2},\"c\":3}'\n")},
+		{Index: 2, ContentType: TypeShellScript, Body: []byte(in)},
+	}
 	var got []Call
 	ev := evaluate(t, parts, Options{Bootstrap: func(_ context.Context, c Call) (map[string]File, error) {
 		got = append(got, c)

@@ -32,9 +32,11 @@ type memFS struct {
 }
 
 // stdDirs are the directories of every EKS node image.
-var stdDirs = []string{"/", "/bin", "/boot", "/dev", "/etc", "/etc/eks", "/etc/kubernetes", "/etc/sysconfig", "/etc/systemd", "/etc/systemd/system",
+var stdDirs = []string{
+	"/", "/bin", "/boot", "/dev", "/etc", "/etc/eks", "/etc/kubernetes", "/etc/sysconfig", "/etc/systemd", "/etc/systemd/system",
 	"/home", "/opt", "/proc", "/root", "/run", "/sbin", "/srv", "/sys", "/tmp", "/usr", "/usr/bin", "/usr/local", "/usr/local/bin", "/usr/sbin",
-	"/var", "/var/lib", "/var/lib/cloud", "/var/lib/cloud/scripts", "/var/lib/kubelet", "/var/log", "/var/tmp"}
+	"/var", "/var/lib", "/var/lib/cloud", "/var/lib/cloud/scripts", "/var/lib/kubelet", "/var/log", "/var/tmp",
+}
 
 func newMemFS(image map[string]File, s *sim) *memFS {
 	m := &memFS{files: map[string]*File{}, dirs: map[string]bool{}, sim: s}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 )
 
@@ -134,43 +133,52 @@ func (v jqValue) format(b *bytes.Buffer, indent string, compact bool) {
 	b.WriteByte('}')
 }
 
-// toolJQ is jq for the programs launch tools' scripts use: `.`, a path such as
-// `.a.b` (with -r for raw strings), and `-s '.[0] * .[1]'` (eksctl's merge of its
-// kubelet-extra.json into kubelet-config.json). Anything else is not simulated.
-func toolJQ(t *toolCtx, args []string) error {
-	slurp, rawOut, compact := false, false, false
-	prog := ""
-	var files []string
+// jqOpts are the options of jq that are simulated.
+type jqOpts struct {
+	slurp, raw, compact bool
+	prog                string
+	files               []string
+}
+
+// parseJQ reads jq's arguments; ok is false for an option or program not simulated:
+// `.`, a path such as `.a.b`, and `-s '.[0] * .[1]'`.
+func parseJQ(args []string) (jqOpts, bool) {
+	var o jqOpts
+	flags := map[rune]*bool{'s': &o.slurp, 'r': &o.raw, 'c': &o.compact, 'e': new(bool), 'M': new(bool)}
 	for _, a := range args {
 		switch {
-		case prog == "" && len(a) > 1 && a[0] == '-' && !strings.HasPrefix(a, "--"):
+		case o.prog == "" && strings.HasPrefix(a, "--"):
+			return o, false
+		case o.prog == "" && len(a) > 1 && a[0] == '-':
 			for _, c := range a[1:] {
-				switch c {
-				case 's':
-					slurp = true
-				case 'r':
-					rawOut = true
-				case 'c':
-					compact = true
-				case 'e', 'M':
-				default:
-					return t.unsupported(args)
+				f, ok := flags[c]
+				if !ok {
+					return o, false
 				}
+				*f = true
 			}
-		case prog == "" && strings.HasPrefix(a, "--"):
-			return t.unsupported(args)
-		case prog == "":
-			prog = strings.TrimSpace(a)
+		case o.prog == "":
+			o.prog = strings.TrimSpace(a)
 		default:
-			files = append(files, a)
+			o.files = append(o.files, a)
 		}
 	}
-	path := strings.HasPrefix(prog, ".") && jqPath().MatchString(prog)
-	merge2 := slurp && (prog == ".[0] * .[1]" || prog == ".[0]*.[1]")
-	if (slurp && !merge2) || (!slurp && prog != "." && !path) {
+	if o.slurp {
+		return o, o.merge()
+	}
+	return o, o.prog == "." || jqPath().MatchString(o.prog)
+}
+
+func (o jqOpts) merge() bool { return o.slurp && (o.prog == ".[0] * .[1]" || o.prog == ".[0]*.[1]") }
+
+// toolJQ is jq for the programs launch tools' scripts use (parseJQ); anything else
+// is not simulated.
+func toolJQ(t *toolCtx, args []string) error {
+	o, ok := parseJQ(args)
+	if !ok {
 		return t.unsupported(args)
 	}
-	in, st := t.input(files)
+	in, st := t.input(o.files)
 	if st != 0 {
 		return statusErr(2)
 	}
@@ -186,33 +194,28 @@ func toolJQ(t *toolCtx, args []string) error {
 	}
 	var results []jqValue
 	switch {
-	case merge2 && len(vals) == 2:
+	case o.merge() && len(vals) == 2:
 		results = []jqValue{merge(vals[0], vals[1])}
-	case merge2:
+	case o.merge():
 		return t.unsupported(args)
-	case prog == ".":
+	case o.prog == ".":
 		results = vals
-	case path:
+	default:
 		for _, v := range vals {
 			cur := v
-			for _, k := range strings.Split(prog[1:], ".") {
+			for _, k := range strings.Split(o.prog[1:], ".") {
 				cur, _ = cur.get(k)
 			}
 			results = append(results, cur)
 		}
-	default:
-		return t.unsupported(args)
 	}
 	var b bytes.Buffer
 	for _, r := range results {
-		if s, err := strconv.Unquote(string(bytes.TrimSpace(r.raw))); rawOut && !r.isOb && err == nil && len(r.raw) > 0 && r.raw[0] == '"' {
-			var str string
-			if json.Unmarshal(r.raw, &str) == nil {
-				s = str
-			}
-			b.WriteString(s)
+		var str string
+		if o.raw && !r.isOb && len(r.raw) > 0 && r.raw[0] == '"' && json.Unmarshal(r.raw, &str) == nil {
+			b.WriteString(str)
 		} else {
-			r.format(&b, "", compact)
+			r.format(&b, "", o.compact)
 		}
 		b.WriteByte('\n')
 	}

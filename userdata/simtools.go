@@ -29,7 +29,7 @@ type toolCtx struct {
 
 func (t *toolCtx) errf(status uint8, format string, a ...any) error {
 	fmt.Fprintf(t.hc.Stderr, t.name+": "+format+"\n", a...)
-	return interp.NewExitStatus(status)
+	return interp.ExitStatus(status)
 }
 
 // unsupported makes the call a no-op whose output is unknown, as for a program
@@ -79,13 +79,13 @@ func (t *toolCtx) write(b []byte) error {
 	return err
 }
 
-func statusErr(code uint8) error { return interp.NewExitStatus(code) }
+func statusErr(code uint8) error { return interp.ExitStatus(code) }
 
 func status(code uint8) error {
 	if code == 0 {
 		return nil
 	}
-	return interp.NewExitStatus(code)
+	return interp.ExitStatus(code)
 }
 
 // lines splits b into lines without their ends; a last line without one is kept.
@@ -711,114 +711,102 @@ func toolWhich(t *toolCtx, args []string) error {
 	return t.s.lookPath(t.hc, append([]string{"which"}, args...))
 }
 
-// toolGrep is grep with -q -v -i -E -F -o -c -x -s -h -e.
-func toolGrep(t *toolCtx, args []string) error {
-	quiet, invert, icase, ere, fixed, only, countOnly, whole := false, false, false, t.name == "egrep", false, false, false, false
-	var pats, files []string
+// grepOpts are the options of grep that are simulated.
+type grepOpts struct {
+	quiet, invert, icase, ere, fixed, only, count, whole bool
+	pats, files                                          []string
+}
+
+// parseGrep reads grep's arguments; ok is false for an option not simulated.
+func parseGrep(args []string, egrep bool) (grepOpts, bool) {
+	o := grepOpts{ere: egrep}
+	flags := map[rune]*bool{'q': &o.quiet, 'v': &o.invert, 'i': &o.icase, 'E': &o.ere, 'F': &o.fixed, 'o': &o.only, 'c': &o.count, 'x': &o.whole, 's': new(bool), 'h': new(bool)}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
-		if a == "-e" && i+1 < len(args) {
-			pats = append(pats, args[i+1])
+		switch {
+		case a == "-e" && i+1 < len(args):
+			o.pats = append(o.pats, args[i+1])
 			i++
-			continue
-		}
-		if a == "--" {
-			files = append(files, args[i+1:]...)
-			break
-		}
-		if len(a) > 1 && a[0] == '-' && !strings.HasPrefix(a, "--") {
+		case a == "--":
+			o.files = append(o.files, args[i+1:]...)
+			i = len(args)
+		case a == "--quiet" || a == "--silent":
+			o.quiet = true
+		case strings.HasPrefix(a, "--"):
+			return o, false
+		case len(a) > 1 && a[0] == '-':
 			for _, c := range a[1:] {
-				switch c {
-				case 'q':
-					quiet = true
-				case 'v':
-					invert = true
-				case 'i':
-					icase = true
-				case 'E':
-					ere = true
-				case 'F':
-					fixed = true
-				case 'o':
-					only = true
-				case 'c':
-					countOnly = true
-				case 'x':
-					whole = true
-				case 's', 'h':
-				default:
-					return t.unsupported(args)
+				f, ok := flags[c]
+				if !ok {
+					return o, false
 				}
+				*f = true
 			}
-			continue
-		}
-		if strings.HasPrefix(a, "--") {
-			switch a {
-			case "--quiet", "--silent":
-				quiet = true
-				continue
-			}
-			return t.unsupported(args)
-		}
-		if pats == nil {
-			pats = []string{a}
-		} else {
-			files = append(files, a)
+		case o.pats == nil:
+			o.pats = []string{a}
+		default:
+			o.files = append(o.files, a)
 		}
 	}
-	if len(pats) == 0 || len(files) > 1 {
-		return t.unsupported(args)
-	}
+	return o, len(o.pats) > 0 && len(o.files) <= 1
+}
+
+// grepRE is the one regular expression of grep's patterns.
+func (o grepOpts) regexp() (*regexp.Regexp, bool) {
 	var alts []string
-	for _, p := range pats {
+	for _, p := range o.pats {
 		for _, one := range strings.Split(p, "\n") {
-			var re string
-			var ok bool
-			switch {
-			case fixed:
-				re, ok = regexp.QuoteMeta(one), true
-			case ere:
-				re, ok = convertRE(one, true, 0)
-			default:
-				re, ok = convertRE(one, false, 0)
+			re, ok := regexp.QuoteMeta(one), true
+			if !o.fixed {
+				re, ok = convertRE(one, o.ere, 0)
 			}
 			if !ok {
-				return t.unsupported(args)
+				return nil, false
 			}
 			alts = append(alts, "(?:"+re+")")
 		}
 	}
 	expr := strings.Join(alts, "|")
-	if whole {
+	if o.whole {
 		expr = "^(?:" + expr + ")$"
 	}
-	if icase {
+	if o.icase {
 		expr = "(?i)" + expr
 	}
 	re, err := regexp.Compile(expr)
-	if err != nil {
+	return re, err == nil
+}
+
+// toolGrep is grep with -q -v -i -E -F -o -c -x -s -h -e.
+func toolGrep(t *toolCtx, args []string) error {
+	o, ok := parseGrep(args, t.name == "egrep")
+	if !ok {
 		return t.unsupported(args)
 	}
-	b, st := t.input(files)
+	re, ok := o.regexp()
+	if !ok {
+		return t.unsupported(args)
+	}
+	b, st := t.input(o.files)
 	if st != 0 {
-		return interp.NewExitStatus(2)
+		return interp.ExitStatus(2)
 	}
 	n := 0
 	var out []string
 	for _, l := range lines(b) {
-		if re.MatchString(l) == invert {
+		if re.MatchString(l) == o.invert {
 			continue
 		}
 		n++
-		if only && !invert {
+		if o.only && !o.invert {
 			out = append(out, re.FindAllString(l, -1)...)
 		} else {
 			out = append(out, l)
 		}
 	}
 	switch {
-	case quiet:
-	case countOnly:
+	case o.quiet:
+	case o.count:
 		if err := t.write([]byte(strconv.Itoa(n) + "\n")); err != nil {
 			return err
 		}
@@ -828,7 +816,7 @@ func toolGrep(t *toolCtx, args []string) error {
 		}
 	}
 	if n == 0 {
-		return interp.NewExitStatus(1)
+		return interp.ExitStatus(1)
 	}
 	return nil
 }
@@ -845,86 +833,111 @@ func convertRE(s string, ere bool, delim byte) (string, bool) {
 		switch {
 		case c == '\\' && i+1 < len(s):
 			i++
-			d := s[i]
-			switch {
-			case delim != 0 && d == delim:
-				b.WriteString(regexp.QuoteMeta(string(d)))
-			case !ere && strings.IndexByte("(){}|+?", d) >= 0:
-				b.WriteByte(d)
-				atStart = d == '(' || d == '|'
-			case d == 'n':
-				b.WriteString(`\n`)
-			case d == 't':
-				b.WriteString(`\t`)
-			case d >= '1' && d <= '9':
-				return "", false // back-references: RE2 has none
-			case d == '<' || d == '>':
-				b.WriteString(`\b`)
-			case d == 'w' || d == 'W' || d == 's' || d == 'S' || d == 'b' || d == 'B':
-				b.WriteByte('\\')
-				b.WriteByte(d)
-			default:
-				b.WriteString(regexp.QuoteMeta(string(d)))
-			}
-		case c == '[':
-			j := i + 1
-			if j < len(s) && s[j] == '^' {
-				j++
-			}
-			if j < len(s) && s[j] == ']' {
-				j++
-			}
-			for j < len(s) && s[j] != ']' {
-				if s[j] == '[' && j+1 < len(s) && s[j+1] == ':' {
-					if k := strings.Index(s[j:], ":]"); k > 0 {
-						j += k + 2
-						continue
-					}
-				}
-				j++
-			}
-			if j >= len(s) {
+			var ok bool
+			if atStart, ok = convertEscape(&b, s[i], ere, delim); !ok {
 				return "", false
 			}
-			body := s[i+1 : j]
-			b.WriteByte('[')
-			for k := 0; k < len(body); k++ {
-				if body[k] == '\\' {
-					b.WriteString(`\\`)
-				} else {
-					b.WriteByte(body[k])
-				}
+		case c == '[':
+			end, ok := copyBracket(&b, s, i)
+			if !ok {
+				return "", false
 			}
-			b.WriteByte(']')
-			i = j
+			i = end
 		case c == '^':
-			if ere || start {
-				b.WriteByte('^')
-				atStart = true
-			} else {
-				b.WriteString(`\^`)
-			}
+			atStart = convertCaret(&b, ere, start)
 		case c == '$':
-			end := i == len(s)-1 || (!ere && strings.HasPrefix(s[i+1:], `\)`)) || (!ere && strings.HasPrefix(s[i+1:], `\|`))
+			end := i == len(s)-1 || (!ere && (strings.HasPrefix(s[i+1:], `\)`) || strings.HasPrefix(s[i+1:], `\|`)))
 			if ere || end {
 				b.WriteByte('$')
 			} else {
 				b.WriteString(`\$`)
 			}
-		case c == '*' && start:
-			b.WriteString(`\*`)
-		case !ere && strings.IndexByte("(){}|+?", c) >= 0:
-			b.WriteString(regexp.QuoteMeta(string(c)))
-		case ere && (c == '(' || c == '|'):
-			b.WriteByte(c)
-			atStart = true
-		case c == '.' || c == '*' || (ere && strings.IndexByte("(){}|+?", c) >= 0):
-			b.WriteByte(c)
 		default:
-			b.WriteString(regexp.QuoteMeta(string(c)))
+			atStart = convertPlain(&b, c, ere, start)
 		}
 	}
 	return b.String(), true
+}
+
+// convertEscape writes the Go form of \d; it reports whether what follows is at the
+// start of a group, and false for what RE2 lacks (back-references).
+func convertEscape(b *strings.Builder, d byte, ere bool, delim byte) (atStart, ok bool) {
+	switch {
+	case delim != 0 && d == delim:
+		b.WriteString(regexp.QuoteMeta(string(d)))
+	case !ere && strings.IndexByte("(){}|+?", d) >= 0:
+		b.WriteByte(d)
+		return d == '(' || d == '|', true
+	case d == 'n':
+		b.WriteString(`\n`)
+	case d == 't':
+		b.WriteString(`\t`)
+	case d >= '1' && d <= '9':
+		return false, false
+	case d == '<' || d == '>':
+		b.WriteString(`\b`)
+	case strings.IndexByte("wWsSbB", d) >= 0:
+		b.WriteByte('\\')
+		b.WriteByte(d)
+	default:
+		b.WriteString(regexp.QuoteMeta(string(d)))
+	}
+	return false, true
+}
+
+// copyBracket copies the bracket expression at s[i] ([...], [^]...], [[:alpha:]])
+// and returns the index of its closing ].
+func copyBracket(b *strings.Builder, s string, i int) (int, bool) {
+	j := i + 1
+	if j < len(s) && s[j] == '^' {
+		j++
+	}
+	if j < len(s) && s[j] == ']' {
+		j++
+	}
+	for j < len(s) && s[j] != ']' {
+		if s[j] == '[' && j+1 < len(s) && s[j+1] == ':' {
+			if k := strings.Index(s[j:], ":]"); k > 0 {
+				j += k + 2
+				continue
+			}
+		}
+		j++
+	}
+	if j >= len(s) {
+		return 0, false
+	}
+	b.WriteByte('[')
+	b.WriteString(strings.ReplaceAll(s[i+1:j], `\`, `\\`)) // a backslash is literal in POSIX brackets
+	b.WriteByte(']')
+	return j, true
+}
+
+func convertCaret(b *strings.Builder, ere, start bool) bool {
+	if ere || start {
+		b.WriteByte('^')
+		return true
+	}
+	b.WriteString(`\^`)
+	return false
+}
+
+// convertPlain writes an unescaped character; it reports whether a group starts.
+func convertPlain(b *strings.Builder, c byte, ere, start bool) bool {
+	switch {
+	case c == '*' && start:
+		b.WriteString(`\*`)
+	case !ere && strings.IndexByte("(){}|+?", c) >= 0:
+		b.WriteString(regexp.QuoteMeta(string(c)))
+	case ere && (c == '(' || c == '|'):
+		b.WriteByte(c)
+		return true
+	case c == '.' || c == '*' || (ere && strings.IndexByte("(){}|+?", c) >= 0):
+		b.WriteByte(c)
+	default:
+		b.WriteString(regexp.QuoteMeta(string(c)))
+	}
+	return false
 }
 
 // sedCmd is one command of a sed script: s, d or p, with an optional address.
@@ -949,29 +962,9 @@ func parseSed(script string, ere bool) ([]sedCmd, bool) {
 			return cmds, true
 		}
 		var c sedCmd
-		switch {
-		case s[0] == '$':
-			c.addrLine, s = -1, s[1:]
-		case s[0] >= '0' && s[0] <= '9':
-			j := 0
-			for j < len(s) && s[j] >= '0' && s[j] <= '9' {
-				j++
-			}
-			c.addrLine, _ = strconv.Atoi(s[:j])
-			s = s[j:]
-		case s[0] == '/':
-			re, rest, ok := sedField(s[1:], '/')
-			if !ok {
-				return nil, false
-			}
-			conv, ok := convertRE(re, ere, '/')
-			if !ok {
-				return nil, false
-			}
-			if c.addrRE, ok = compile(conv); !ok {
-				return nil, false
-			}
-			s = rest
+		var ok bool
+		if s, ok = sedAddress(&c, s, ere); !ok {
+			return nil, false
 		}
 		s = strings.TrimLeft(s, " \t")
 		if s == "" {
@@ -981,50 +974,80 @@ func parseSed(script string, ere bool) ([]sedCmd, bool) {
 		switch c.cmd {
 		case 'd', 'p':
 		case 's':
-			if s == "" {
+			if s, ok = sedSubst(&c, s, ere); !ok {
 				return nil, false
 			}
-			d := s[0]
-			re, rest, ok := sedField(s[1:], d)
-			if !ok {
-				return nil, false
-			}
-			repl, rest, ok := sedField(rest, d)
-			if !ok {
-				return nil, false
-			}
-			conv, ok := convertRE(re, ere, d)
-			if !ok {
-				return nil, false
-			}
-			icase := false
-			for rest != "" && rest[0] != ';' && rest[0] != '\n' && rest[0] != ' ' && rest[0] != '}' {
-				switch f := rest[0]; {
-				case f == 'g':
-					c.global = true
-				case f == 'p':
-					c.print = true
-				case f == 'I' || f == 'i':
-					icase = true
-				case f >= '1' && f <= '9':
-					c.nth = int(f - '0')
-				default:
-					return nil, false
-				}
-				rest = rest[1:]
-			}
-			if icase {
-				conv = "(?i)" + conv
-			}
-			if c.re, ok = compile(conv); !ok {
-				return nil, false
-			}
-			c.repl, s = repl, rest
 		default:
 			return nil, false
 		}
 		cmds = append(cmds, c)
 	}
+}
+
+// sedAddress reads an optional address: N, $ or /re/.
+func sedAddress(c *sedCmd, s string, ere bool) (string, bool) {
+	switch {
+	case s[0] == '$':
+		c.addrLine = -1
+		return s[1:], true
+	case s[0] >= '0' && s[0] <= '9':
+		j := 0
+		for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+			j++
+		}
+		c.addrLine, _ = strconv.Atoi(s[:j])
+		return s[j:], true
+	case s[0] == '/':
+		re, rest, ok := sedField(s[1:], '/')
+		if !ok {
+			return "", false
+		}
+		conv, ok := convertRE(re, ere, '/')
+		if !ok {
+			return "", false
+		}
+		c.addrRE, ok = compile(conv)
+		return rest, ok
+	}
+	return s, true
+}
+
+// sedSubst reads s's delimiter, regular expression, replacement and flags.
+func sedSubst(c *sedCmd, s string, ere bool) (string, bool) {
+	if s == "" {
+		return "", false
+	}
+	d := s[0]
+	re, rest, ok := sedField(s[1:], d)
+	if !ok {
+		return "", false
+	}
+	repl, rest, ok := sedField(rest, d)
+	if !ok {
+		return "", false
+	}
+	conv, ok := convertRE(re, ere, d)
+	if !ok {
+		return "", false
+	}
+	for rest != "" && strings.IndexByte("; \n}", rest[0]) < 0 {
+		switch f := rest[0]; {
+		case f == 'g':
+			c.global = true
+		case f == 'p':
+			c.print = true
+		case f == 'I' || f == 'i':
+			conv = "(?i)" + conv
+		case f >= '1' && f <= '9':
+			c.nth = int(f - '0')
+		default:
+			return "", false
+		}
+		rest = rest[1:]
+	}
+	c.re, ok = compile(conv)
+	c.repl = repl
+	return rest, ok
 }
 
 func compile(re string) (*regexp.Regexp, bool) {
@@ -1046,7 +1069,7 @@ func sedField(s string, d byte) (string, string, bool) {
 }
 
 // sedReplace expands a replacement: & is the match, \1-\9 the groups, \n a newline.
-func sedReplace(repl string, line string, m []int, delim byte) string {
+func sedReplace(repl, line string, m []int) string {
 	var b strings.Builder
 	for i := 0; i < len(repl); i++ {
 		c := repl[i]
@@ -1072,7 +1095,6 @@ func sedReplace(repl string, line string, m []int, delim byte) string {
 			b.WriteByte(c)
 		}
 	}
-	_ = delim
 	return b.String()
 }
 
@@ -1112,7 +1134,7 @@ func runSed(cmds []sedCmd, in []byte, quiet bool) []byte {
 						continue
 					}
 					b.WriteString(l[last:m[0]])
-					b.WriteString(sedReplace(c.repl, l, m, 0))
+					b.WriteString(sedReplace(c.repl, l, m))
 					last = m[1]
 					if !c.global {
 						done = true
@@ -1198,9 +1220,7 @@ func toolSed(t *toolCtx, args []string) error {
 		if err := t.s.fs.write(p, out, false, mode); err != nil {
 			return err
 		}
-		if !bytes.Equal(out, file.Data) || true {
-			t.s.note("%s: sed -i edits %s", t.at, p)
-		}
+		t.s.note("%s: sed -i edits %s", t.at, p)
 	}
 	return nil
 }
@@ -1240,8 +1260,10 @@ func (t *toolCtx) fetch(u, method string) (string, bool) {
 // simulatedToken is the IMDSv2 session token render's instance hands out.
 const simulatedToken = "simulated-imds-session-token"
 
-var curlValued = []string{"-X", "--request", "-H", "--header", "-o", "--output", "-m", "--max-time", "--connect-timeout", "--retry", "--retry-delay",
-	"--retry-max-time", "-w", "--write-out", "-A", "--user-agent", "-d", "--data", "-u", "--user", "-e", "--referer", "--cacert", "-T", "--upload-file", "--noproxy", "-x", "--proxy"}
+var curlValued = []string{
+	"-X", "--request", "-H", "--header", "-o", "--output", "-m", "--max-time", "--connect-timeout", "--retry", "--retry-delay",
+	"--retry-max-time", "-w", "--write-out", "-A", "--user-agent", "-d", "--data", "-u", "--user", "-e", "--referer", "--cacert", "-T", "--upload-file", "--noproxy", "-x", "--proxy",
+}
 
 func toolCurl(t *toolCtx, args []string) error {
 	method, out, fail := "GET", "", false
@@ -1277,7 +1299,7 @@ func toolCurl(t *toolCtx, args []string) error {
 	body, ok := t.fetch(urls[0], method)
 	if !ok {
 		if fail {
-			return interp.NewExitStatus(22)
+			return interp.ExitStatus(22)
 		}
 		body = "401 - Unauthorized"
 	}
@@ -1315,7 +1337,7 @@ func toolWget(t *toolCtx, args []string) error {
 	}
 	body, ok := t.fetch(urls[0], method)
 	if !ok {
-		return interp.NewExitStatus(8)
+		return interp.ExitStatus(8)
 	}
 	if out == "" {
 		out = path.Base(urls[0])
