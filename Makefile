@@ -45,24 +45,39 @@ fuzz: ## Run each fuzz target for FUZZTIME (default 20000x: twenty thousand inpu
 	  printf '%s\n' "$$out" | tail -n 2; \
 	done
 
+# -buildvcs=auto: the commit and its time go into the binary for eksboot version and
+# the man page (a machine's go env may set -buildvcs=false).
 .PHONY: build
 build: ## Build the static binary into bin/eksboot.
-	CGO_ENABLED=0 $(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/eksboot
+	CGO_ENABLED=0 $(GO) build -buildvcs=auto -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/eksboot
+
+# The manual page and the completion scripts come from the commands' own flag
+# definitions, through a build of eksboot for this machine (GOARCH may name another).
+DOCS := bin/docs
+
+.PHONY: man
+man: ## Write the eksboot(8) manual page and the bash, zsh and fish completion scripts into bin/docs (the node image installs them).
+	env -u GOOS -u GOARCH CGO_ENABLED=0 $(GO) build -buildvcs=auto -ldflags '$(LDFLAGS)' -o bin/eksboot-host ./cmd/eksboot
+	@mkdir -p $(DOCS)/completion
+	bin/eksboot-host man > $(DOCS)/eksboot.8
+	bin/eksboot-host completion bash > $(DOCS)/completion/eksboot.bash
+	bin/eksboot-host completion zsh > $(DOCS)/completion/_eksboot
+	bin/eksboot-host completion fish > $(DOCS)/completion/eksboot.fish
 
 ##@ Node image (packer/README.md)
 
 # Packer never calls home (its checkpoint version check).
 PACKER ?= env CHECKPOINT_DISABLE=1 packer
 # The AMI's architecture follows the binary's (GOARCH=arm64 make ami for Graviton).
-PACKER_VARS = -var eksboot_binary=$(CURDIR)/$(BIN) -var eksboot_version=$(VERSION) \
+PACKER_VARS = -var eksboot_binary=$(CURDIR)/$(BIN) -var docs_dir=$(CURDIR)/$(DOCS) -var eksboot_version=$(VERSION) \
   -var architecture=$(if $(filter arm64,$(shell $(GO) env GOARCH)),arm64,x86_64)
 
 .PHONY: ami
-ami: build ## Build the EKS node AMI with Packer (needs AWS credentials; never run in CI).
+ami: build man ## Build the EKS node AMI with Packer (needs AWS credentials; never run in CI).
 	cd packer && $(PACKER) build -only=amazon-ebs.eks-node $(PACKER_VARS) $(PACKER_FLAGS) .
 
 .PHONY: packer-validate
-packer-validate: build ## packer fmt -check and packer validate of the template (offline).
+packer-validate: build man ## packer fmt -check and packer validate of the template (offline).
 	cd packer && $(PACKER) fmt -check . && $(NETNS) $(PACKER) validate $(PACKER_VARS) .
 
 ##@ Checks

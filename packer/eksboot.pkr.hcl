@@ -8,7 +8,9 @@
 #                        so the provisioning path is tested without AWS (make test).
 #
 # Written for Packer 1.6.6 (Debian's packer) and newer: no packer.required_plugins
-# and no data sources, which 1.6.6 does not know. See README.md.
+# and no data sources, which 1.6.6 does not know. Packer 1.10 and later ship no
+# plugins: plugins/plugins.pkr.hcl names the Amazon plugin for `packer init`, in a
+# folder of its own so that 1.6.6 never reads it. See README.md.
 
 packer {
   required_version = ">= 1.6.6"
@@ -26,11 +28,20 @@ locals {
       : "amazon-eks-node-${var.kubernetes_version}-v*"
     )
   )
-  ami_name       = var.ami_name != "" ? var.ami_name : "eksboot-eks-node-${var.image_family}-${var.kubernetes_version}-${var.architecture}-${formatdate("YYYYMMDDhhmmss", timestamp())}"
-  eksboot_binary = var.eksboot_binary != "" ? var.eksboot_binary : "${path.root}/../bin/eksboot"
-  units_dir      = "${path.root}/../assets"
-  install_sh     = "${path.root}/install.sh"
-  fake_image_sh  = "${path.root}/fake-image.sh"
+  ami_name = var.ami_name != "" ? var.ami_name : "eksboot-eks-node-${var.image_family}-${var.kubernetes_version}-${var.architecture}-${formatdate("YYYYMMDDhhmmss", timestamp())}"
+  # What make build and make man write. A fresh checkout has neither, and Packer would
+  # only say "stat ../bin/eksboot: no such file": the path it reports names the fix.
+  default_binary = "${path.root}/../bin/eksboot"
+  eksboot_binary = var.eksboot_binary != "" ? var.eksboot_binary : (
+    fileexists(local.default_binary) ? local.default_binary : "${local.default_binary} is missing: run make build first (or give -var eksboot_binary=PATH)"
+  )
+  default_docs = "${path.root}/../bin/docs"
+  docs_dir = var.docs_dir != "" ? var.docs_dir : (
+    fileexists("${local.default_docs}/eksboot.8") ? local.default_docs : "${local.default_docs} is missing: run make man first (or give -var docs_dir=PATH)"
+  )
+  units_dir     = "${path.root}/../assets"
+  install_sh    = "${path.root}/install.sh"
+  fake_image_sh = "${path.root}/fake-image.sh"
   # The kubelet version of the local source's stand-in image.
   staging_kubelet_version = var.kubelet_version != "" ? var.kubelet_version : "v${var.kubernetes_version}.0"
   # Where the amazon-ebs build uploads the binary and the units before install.sh runs.
@@ -84,6 +95,13 @@ build {
     destination = "${local.upload_dir}/eksboot"
   }
 
+  # eksboot(8) and the completion scripts (make man).
+  provisioner "file" {
+    only        = ["amazon-ebs.eks-node"]
+    source      = "${local.docs_dir}/"
+    destination = "${local.upload_dir}/docs"
+  }
+
   provisioner "file" {
     only        = ["amazon-ebs.eks-node"]
     source      = "${local.units_dir}/bootstrap.sh"
@@ -115,6 +133,7 @@ build {
       "DESTDIR=/",
       "EKSBOOT_BINARY=${local.upload_dir}/eksboot",
       "UNITS_DIR=${local.upload_dir}",
+      "DOCS_DIR=${local.upload_dir}/docs",
     ]
     execute_command = "sudo env {{ .Vars }} sh '{{ .Path }}'"
   }
@@ -125,6 +144,7 @@ build {
     only = ["amazon-ebs.eks-node"]
     inline = [
       "eksboot version",
+      "test -s /usr/share/man/man8/eksboot.8 && test -s /usr/share/bash-completion/completions/eksboot",
       "/etc/eks/bootstrap.sh --help >/dev/null",
       "cat /etc/eks/kubelet-version.txt",
       "systemctl is-enabled eksboot-config.service",
@@ -155,6 +175,7 @@ build {
       "DESTDIR=${var.staging_dir}",
       "EKSBOOT_BINARY=${local.eksboot_binary}",
       "UNITS_DIR=${local.units_dir}",
+      "DOCS_DIR=${local.docs_dir}",
       "KUBELET_VERSION=${local.staging_kubelet_version}",
     ]
     execute_command = ["/bin/sh", "-c", "{{ .Vars }} /bin/sh {{ .Script }}"]

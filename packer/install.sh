@@ -19,7 +19,9 @@
 #   5. on an Amazon Linux 2023 root (its os-release, or nodeadm's units), disables
 #      nodeadm-config.service and nodeadm-run.service by removing their links, as
 #      `systemctl disable` does, so that eksboot is the only bootstrapper (the units
-#      stay on the image).
+#      stay on the image);
+#   6. installs the manual page eksboot(8) and the bash, zsh and fish completion
+#      scripts of DOCS_DIR, when it is given.
 #
 # Every step prints what it did. A file is replaced (atomically, by rename) only when
 # its content differs, so running the script twice leaves the same tree.
@@ -37,6 +39,10 @@
 #   ENABLE           the units to enable (default: every unit of UNITS but
 #                    kubelet.service). kubelet.service stays disabled in the image, as
 #                    in the EKS AMI: the bootstrap enables and starts it once it is configured.
+#   DOCS_DIR         the folder `make man` writes (bin/docs): eksboot.8 and the completion
+#                    scripts completion/eksboot.bash, _eksboot and eksboot.fish, installed
+#                    as /usr/share/man/man8/eksboot.8 and where bash-completion, zsh and fish
+#                    look for them (optional: without it, none is installed)
 set -eu
 umask 022
 
@@ -57,6 +63,16 @@ shim=${BOOTSTRAP_SH:-$UNITS_DIR/bootstrap.sh}
 # shellcheck disable=SC2016 # the text of the line, not an expansion
 shim_line='exec /usr/bin/eksboot bootstrap "$@"'
 grep -qxF "$shim_line" "$shim" || die "bootstrap.sh shim $shim: no line '$shim_line'"
+# The manual page and the completion scripts: DOCS_DIR file, then where it goes.
+docs="eksboot.8 /usr/share/man/man8/eksboot.8
+completion/eksboot.bash /usr/share/bash-completion/completions/eksboot
+completion/_eksboot /usr/share/zsh/site-functions/_eksboot
+completion/eksboot.fish /usr/share/fish/vendor_completions.d/eksboot.fish"
+if [ -n "${DOCS_DIR:-}" ]; then
+	printf '%s\n' "$docs" | while read -r src _; do
+		[ -f "$DOCS_DIR/$src" ] || die "DOCS_DIR $DOCS_DIR: no $src (make man writes bin/docs)"
+	done
+fi
 units=${UNITS:-kubelet.service eksboot-config.service eksboot-run.service}
 if [ "${ENABLE+set}" = set ]; then
 	enable=$ENABLE
@@ -301,13 +317,22 @@ if [ "$image" = al2023 ]; then
 	done
 fi
 
-# 6. The folder for NodeConfig drop-ins that eksboot init merges after the user data.
+# 6. The manual page eksboot(8) and the shells' completion scripts.
+if [ -n "${DOCS_DIR:-}" ]; then
+	printf '%s\n' "$docs" | while read -r src dst; do
+		install_file "$DOCS_DIR/$src" "$dst" 0644
+	done
+else
+	say "DOCS_DIR is not set: no manual page or completion scripts (make man writes them into bin/docs)"
+fi
+
+# 7. The folder for NodeConfig drop-ins that eksboot init merges after the user data.
 if [ ! -d "$root/etc/eks/eksboot.d" ]; then
 	mkdir -p "$root/etc/eks/eksboot.d"
 	say "/etc/eks/eksboot.d: created (NodeConfig drop-ins, merged after the user data)"
 fi
 
-# 7. No node state in the image: eksboot's cache of the cluster's endpoint and CA
+# 8. No node state in the image: eksboot's cache of the cluster's endpoint and CA
 # (/var/lib/eksboot) belongs to one node; an image that carried it would make every
 # node launched from it start from a stale answer.
 if [ -e "$root/var/lib/eksboot" ]; then

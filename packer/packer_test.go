@@ -2,6 +2,7 @@ package packer
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -40,7 +41,7 @@ func TestTemplate(t *testing.T) {
 		t.Errorf("packer fmt -check: exit %d (run packer fmt packer/):\n%s", code, out)
 	}
 	for _, family := range []string{"al2023", "al2"} {
-		if code, out := command(t, ".", packerEnv, "packer", "validate", "-var", "eksboot_binary="+binary, "-var", "image_family="+family, "."); code != 0 {
+		if code, out := command(t, ".", packerEnv, "packer", "validate", "-var", "eksboot_binary="+binary, "-var", "docs_dir="+docsDir(t), "-var", "image_family="+family, "."); code != 0 {
 			t.Errorf("packer validate -var image_family=%s: exit %d:\n%s", family, code, out)
 		}
 	}
@@ -48,7 +49,7 @@ func TestTemplate(t *testing.T) {
 		{"kubernetes_version=v1.32", "kubernetes_version must be a minor version"},
 		{"image_family=bottlerocket", "image_family must be al2023 or al2"},
 	} {
-		code, out := command(t, ".", packerEnv, "packer", "validate", "-var", "eksboot_binary="+binary, "-var", tc.vars, ".")
+		code, out := command(t, ".", packerEnv, "packer", "validate", "-var", "eksboot_binary="+binary, "-var", "docs_dir="+docsDir(t), "-var", tc.vars, ".")
 		if code == 0 || !strings.Contains(out, tc.want) {
 			t.Errorf("packer validate -var %s: exit %d, want a failure naming the rule:\n%s", tc.vars, code, out)
 		}
@@ -84,7 +85,7 @@ func stage(t *testing.T, family, kubelet string) string {
 		t.Fatal(err)
 	}
 	code, out := command(t, ".", packerEnv, "packer", "build", "-color=false", "-only="+localSource,
-		"-var", "staging_dir="+root, "-var", "eksboot_binary="+binary, "-var", "image_family="+family,
+		"-var", "staging_dir="+root, "-var", "eksboot_binary="+binary, "-var", "docs_dir="+docsDir(t), "-var", "image_family="+family,
 		"-var", "kubelet_version="+kubelet, ".")
 	if code != 0 {
 		t.Fatalf("packer build -only=%s: exit %d:\n%s", localSource, code, out)
@@ -93,6 +94,7 @@ func stage(t *testing.T, family, kubelet string) string {
 		"fake-image.sh: laid out the " + family + " image's files",
 		"install.sh: image: " + family + " (ID=amzn",
 		"install.sh: /usr/bin/eksboot: installed (mode 0755)",
+		"install.sh: /usr/share/man/man8/eksboot.8: installed (mode 0644)",
 		"install.sh: /etc/eks/bootstrap.sh: kept the original as /etc/eks/bootstrap.sh.orig",
 		"install.sh: done",
 	} {
@@ -116,7 +118,7 @@ func TestStagingBuild(t *testing.T) {
 			t.Parallel()
 			staged := stage(t, f.name, f.kubelet)
 			image := tree(t, fakeImage(t, f.name, f.kubelet))
-			testtools.CompareTrees(t, tree(t, staged), installed(t, image, f.kubelet, f.name == "al2023"))
+			testtools.CompareTrees(t, tree(t, staged), withDocs(t, installed(t, image, f.kubelet, f.name == "al2023")))
 			if t.Failed() {
 				t.FailNow()
 			}
@@ -276,5 +278,88 @@ func TestLocalSourceNeedsStagingDir(t *testing.T) {
 		"-var", "eksboot_binary=/nonexistent/eksboot", ".")
 	if code == 0 || !strings.Contains(out, "fake-image.sh: error: DESTDIR is not set") || strings.Contains(out, "install.sh:") {
 		t.Errorf("packer build without staging_dir: exit %d, want fake-image.sh to refuse before install.sh runs:\n%s", code, out)
+	}
+}
+
+// docsDir writes what make man writes (eksboot.8 and completion/) with the test's
+// binary into a new folder and returns it.
+func docsDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for file, args := range map[string][]string{
+		"eksboot.8":               {"man"},
+		"completion/eksboot.bash": {"completion", "bash"},
+		"completion/_eksboot":     {"completion", "zsh"},
+		"completion/eksboot.fish": {"completion", "fish"},
+	} {
+		out, err := exec.Command(binary, args...).Output()
+		if err != nil {
+			t.Fatalf("eksboot %s: %v", strings.Join(args, " "), err)
+		}
+		p := filepath.Join(dir, file)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, out, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// withDocs adds to want the manual page and the completion scripts that install.sh
+// installs from DOCS_DIR, as the binary writes them.
+func withDocs(t *testing.T, want map[string]string) map[string]string {
+	t.Helper()
+	for p, args := range map[string][]string{
+		"usr/share/man/man8/eksboot.8":                     {"man"},
+		"usr/share/bash-completion/completions/eksboot":    {"completion", "bash"},
+		"usr/share/zsh/site-functions/_eksboot":            {"completion", "zsh"},
+		"usr/share/fish/vendor_completions.d/eksboot.fish": {"completion", "fish"},
+	} {
+		out, err := exec.Command(binary, args...).Output()
+		if err != nil {
+			t.Fatalf("eksboot %s: %v", strings.Join(args, " "), err)
+		}
+		want[p] = "file 0644 " + string(out)
+		for d := filepath.Dir(p); d != "."; d = filepath.Dir(d) {
+			if _, ok := want[d]; !ok {
+				want[d] = "dir 0755"
+			}
+		}
+	}
+	return want
+}
+
+// TestFreshCheckoutValidate: packer validate in a checkout where make build and make
+// man have not run names the step that is missing, not only the file.
+func TestFreshCheckoutValidate(t *testing.T) {
+	needTools(t, "packer")
+	t.Parallel()
+	checkout := t.TempDir()
+	copyTree(t, ".", filepath.Join(checkout, "packer"))
+	copyTree(t, "../assets", filepath.Join(checkout, "assets"))
+	dir := filepath.Join(checkout, "packer")
+	code, out := command(t, dir, packerEnv, "packer", "validate", ".")
+	if code == 0 || !strings.Contains(out, "run make build first") || !strings.Contains(out, "run make man first") {
+		t.Errorf("packer validate without bin/: exit %d, want it to say make build and make man come first:\n%s", code, out)
+	}
+	if code, out := command(t, dir, packerEnv, "packer", "validate", "-var", "eksboot_binary="+binary, "-var", "docs_dir="+docsDir(t), "."); code != 0 {
+		t.Errorf("packer validate with both: exit %d:\n%s", code, out)
+	}
+}
+
+// TestPluginsFileIsForModernPackerOnly: the plugins file names the Amazon plugin
+// and sits where Packer 1.6.6, which refuses required_plugins, never reads it with
+// the template.
+func TestPluginsFileIsForModernPackerOnly(t *testing.T) {
+	b := readFile(t, "plugins/plugins.pkr.hcl")
+	for _, want := range []string{"required_plugins", `source  = "github.com/hashicorp/amazon"`, `required_version = ">= 1.10.0"`} {
+		if !strings.Contains(b, want) {
+			t.Errorf("plugins/plugins.pkr.hcl lacks %q", want)
+		}
+	}
+	if m, _ := filepath.Glob("*.pkr.hcl"); strings.Contains(strings.Join(m, " "), "plugins") {
+		t.Errorf("a plugins file next to the template: %v", m)
 	}
 }

@@ -77,6 +77,12 @@ variable "eksboot_binary" {
   description = "The static eksboot binary to install; empty means bin/eksboot of this repository (make build)."
 }
 
+variable "docs_dir" {
+  type        = string
+  default     = ""
+  description = "The folder with eksboot.8 and completion/ (bash, zsh, fish) to install; empty means bin/docs of this repository (make man)."
+}
+
 variable "eksboot_version" {
   type        = string
   default     = "dev"
