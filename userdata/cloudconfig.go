@@ -150,7 +150,7 @@ func scriptStep(p Part, kind string) step {
 			return err
 		}
 		if code != 0 {
-			s.note("the script exits with status %d (cloud-init logs it and goes on); its last output: %s", code, s.stdout.lastLine())
+			s.note("the script exits with status %d (cloud-init logs it and goes on)%s", code, s.stdout.lastOutput())
 		}
 		return nil
 	}}
@@ -194,7 +194,7 @@ func commandsStep(p Part, key string, items []any) step {
 		}
 		s.note("%s: %d commands", key, len(items))
 		if code != 0 {
-			s.note("%s exits with status %d (cloud-init logs it and goes on); its last output: %s", key, code, s.stdout.lastLine())
+			s.note("%s exits with status %d (cloud-init logs it and goes on)%s", key, code, s.stdout.lastOutput())
 		}
 		return nil
 	}}

@@ -131,6 +131,10 @@ f() { local X=local; g; }
 g() { Y=$X; }
 f
 /etc/eks/bootstrap.sh "$X" "$Y"`},
+	{"input process substitution", `source <(echo 'P=from-procsubst')
+L=
+while read -r l; do L="$L$l;"; done < <(printf 'a\nb\n')
+/etc/eks/bootstrap.sh "$P" "$L" "$(cat <(echo inner))"`},
 	{"continuation lines", "/etc/eks/bootstrap.sh c \\\n  --apiserver-endpoint https://x.example.com \\\n  --kubelet-extra-args '--a --b' \\\n  --dns-cluster-ip 10.100.0.10"},
 }
 

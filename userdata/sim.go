@@ -119,6 +119,7 @@ type sim struct {
 	notSim   []string
 	unknowns []string
 	steps    int
+	pipes    int // <(...) files made
 	out      int
 	depth    int
 	stdout   *outWriter
@@ -243,8 +244,8 @@ var bootEnv = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/
 
 // parseScript parses a script as bash. An output process substitution, >(...), is
 // replaced by /dev/null (the classic `exec > >(tee log | logger)` only copies the
-// output); an input one, <(...), is refused: its reader would see what render
-// cannot make.
+// output); an input one, <(...), runs first, its output in a simulated file named
+// by the word (bash runs it alongside the reader, which sees the same bytes).
 func parseScript(src []byte, name string) (*syntax.File, []string, error) {
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(bytes.NewReader(src), name)
 	if err != nil {
@@ -265,8 +266,23 @@ func parseScript(src []byte, name string) (*syntax.File, []string, error) {
 			if !ok {
 				continue
 			}
-			if ps.Op != syntax.CmdOut {
-				bad = fmt.Errorf("%s: process substitution %s(...) is not simulated", ps.Pos(), ps.Op)
+			switch ps.Op {
+			case syntax.CmdIn:
+				// <(cmds) is $({ cmds; } | capture): the output, held in a simulated
+				// file whose path is the word, as bash's /dev/fd/N.
+				pos := ps.Pos()
+				word := func(s string) *syntax.Word {
+					return &syntax.Word{Parts: []syntax.WordPart{&syntax.Lit{ValuePos: pos, ValueEnd: pos, Value: s}}}
+				}
+				w.Parts[i] = &syntax.CmdSubst{Left: pos, Right: ps.End(), Stmts: []*syntax.Stmt{{Position: pos, Cmd: &syntax.BinaryCmd{
+					OpPos: pos, Op: syntax.Pipe,
+					X: &syntax.Stmt{Position: pos, Cmd: &syntax.Block{Lbrace: pos, Rbrace: ps.End(), Stmts: ps.Stmts}},
+					Y: &syntax.Stmt{Position: pos, Cmd: &syntax.CallExpr{Args: []*syntax.Word{word(captureCmd)}}},
+				}}}}
+				continue
+			case syntax.CmdOut:
+			default:
+				bad = fmt.Errorf("%s: process substitution %s...) is not simulated", ps.Pos(), ps.Op)
 				return false
 			}
 			var b strings.Builder
@@ -311,6 +327,26 @@ func lazyWords(f *syntax.File) {
 		})
 		return true
 	})
+}
+
+// captureCmd stores its input in a simulated file and prints the file's path (the
+// <(...) rewrite of parseScript).
+const captureCmd = "eksboot-render-capture"
+
+func (s *sim) capture(hc interp.HandlerContext) error {
+	b, err := io.ReadAll(io.LimitReader(hc.Stdin, int64(s.opts.Limits.Output)+1))
+	if err != nil {
+		return err
+	}
+	s.pipes++
+	p := fmt.Sprintf("/dev/fd/%d", 62+s.pipes)
+	s.fs.mkdirAll("/dev/fd")
+	if err := s.fs.write(p, b, false, 0o600); err != nil {
+		return err
+	}
+	s.fs.written = slices.DeleteFunc(s.fs.written, func(w string) bool { return w == p })
+	_, err = fmt.Fprint(hc.Stdout, p)
+	return err
 }
 
 // stepCmd starts every loop body, so that a loop without commands ($((i++)),
@@ -448,8 +484,11 @@ func (s *sim) exec(ctx context.Context, where string, args []string) error {
 	name := args[0]
 	line := int(hc.Pos.Line())
 	at := fmt.Sprintf("%s line %d", where, line)
-	if name == lookPathCmd {
+	switch name {
+	case lookPathCmd:
 		return s.lookPath(hc, args[1:])
+	case captureCmd:
+		return s.capture(hc)
 	}
 	p := ""
 	if strings.Contains(name, "/") {
@@ -601,7 +640,7 @@ func (s *sim) runFile(ctx context.Context, hc interp.HandlerContext, where, name
 		return err
 	}
 	if code != 0 {
-		s.note("%s exits with status %d; its last output: %s", where, code, s.stdout.lastLine())
+		s.note("%s exits with status %d%s", where, code, s.stdout.lastOutput())
 		return interp.ExitStatus(uint8(code))
 	}
 	return nil
@@ -742,8 +781,12 @@ func (w *outWriter) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
-// lastLine is the last non-empty line written, for messages.
-func (w *outWriter) lastLine() string {
+// lastOutput is "; its last output: LINE" with the last line written, for
+// messages, or nothing.
+func (w *outWriter) lastOutput() string {
 	ls := strings.Split(strings.TrimRight(string(w.last), "\n"), "\n")
-	return shorten(ls[len(ls)-1], 200)
+	if l := ls[len(ls)-1]; l != "" {
+		return "; its last output: " + shorten(l, 200)
+	}
+	return ""
 }
