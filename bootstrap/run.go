@@ -24,8 +24,7 @@ import (
 // everything has been computed and checked, so bad input or missing facts leave the
 // node untouched.
 func Run(ctx context.Context, c *Config, env *Env) (err error) {
-	var f, n, start = (*Facts)(nil), (*Node)(nil), time.Now()
-	defer func() { recordStatus(env, c, f, n, start, err) }() // /var/lib/eksboot/status.json, for eksboot doctor
+	start := time.Now()
 	log := env.Log
 	for _, w := range c.Warnings {
 		log.Warn(w)
@@ -44,6 +43,12 @@ func Run(ctx context.Context, c *Config, env *Env) (err error) {
 		}
 		defer unlock()
 	}
+	// /var/lib/eksboot/status.json, for eksboot doctor: recorded under the lock (this
+	// deferred call runs before the unlock), so a run that waited for the lock in vain
+	// leaves the holder's record alone.
+	var f *Facts
+	var n *Node
+	defer func() { recordStatus(env, c, f, n, start, err) }()
 	f, n, err = PlanNode(ctx, c, env)
 	if err != nil {
 		return err
