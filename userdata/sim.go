@@ -129,7 +129,12 @@ type sim struct {
 	cancel   context.CancelCauseFunc
 	eksboot  *[]string // set by the shim's exec of eksboot
 	eksEnv   map[string]string
-	limitErr error
+	fatal    error // the first bound hit, or the Bootstrap hook's error
+	// The wall-time bound is the scripts': it stops while Bootstrap runs (an EKS
+	// lookup with --discover).
+	timer   *time.Timer
+	left    time.Duration
+	started time.Time
 }
 
 func (s *sim) spend(n int) error {
@@ -141,11 +146,11 @@ func (s *sim) spend(n int) error {
 }
 
 func (s *sim) stop(err error) error {
-	if s.limitErr == nil {
-		s.limitErr = err
+	if s.fatal == nil {
+		s.fatal = err
 		s.cancel(err)
 	}
-	return s.limitErr
+	return s.fatal
 }
 
 // unknown returns a placeholder for a value known only at boot; it is found again in
@@ -206,9 +211,11 @@ func Evaluate(ctx context.Context, parts []Part, opts Options) (*Evaluation, err
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	ctx, cancelT := context.WithTimeoutCause(ctx, opts.Limits.Time, &LimitError{What: fmt.Sprintf("still running after %s", opts.Limits.Time)})
-	defer cancelT()
-	s := &sim{opts: opts, cancel: cancel}
+	s := &sim{opts: opts, cancel: cancel, left: opts.Limits.Time, started: time.Now()}
+	s.timer = time.AfterFunc(opts.Limits.Time, func() {
+		cancel(&LimitError{What: fmt.Sprintf("still running after %s", opts.Limits.Time)})
+	})
+	defer s.timer.Stop()
 	s.stdout = &outWriter{s: s}
 	s.fs = newMemFS(opts.Image, s)
 	ev := &Evaluation{}
@@ -221,8 +228,8 @@ func Evaluate(ctx context.Context, parts []Part, opts Options) (*Evaluation, err
 		if err := st.run(ctx, s); err != nil {
 			return nil, err
 		}
-		if s.limitErr != nil {
-			return nil, s.limitErr
+		if s.fatal != nil {
+			return nil, s.fatal
 		}
 		if err := context.Cause(ctx); err != nil {
 			return nil, err
@@ -431,8 +438,8 @@ func (s *sim) runScript(ctx context.Context, where, name0 string, src []byte, ar
 	s.where = where
 	defer func() { s.where = prev }()
 	err = r.Run(ctx, f)
-	if s.limitErr != nil {
-		return 0, s.limitErr
+	if s.fatal != nil {
+		return 0, s.fatal
 	}
 	if cause := context.Cause(ctx); cause != nil {
 		return 0, cause
@@ -615,7 +622,13 @@ func (s *sim) bootstrap(ctx context.Context, hc interp.HandlerContext, at string
 	if s.opts.Bootstrap == nil || c.Eksboot == nil || len(c.Unknown) > 0 {
 		return nil
 	}
+	if !s.timer.Stop() {
+		return context.Cause(ctx) // the bound was hit just now
+	}
+	s.left -= time.Since(s.started)
 	files, err := s.opts.Bootstrap(ctx, c)
+	s.started = time.Now()
+	s.timer.Reset(max(s.left, 0))
 	if err != nil {
 		return s.stop(err)
 	}

@@ -260,3 +260,16 @@ func TestEvaluateLongWords(t *testing.T) {
 		}
 	}
 }
+
+// TestEvaluateTimeIsTheScripts: the wall-time bound stops while the Bootstrap hook
+// runs (render --discover asks EKS there), so a slow lookup is not an endless loop.
+func TestEvaluateTimeIsTheScripts(t *testing.T) {
+	hook := func(context.Context, Call) (map[string]File, error) {
+		time.Sleep(time.Second)
+		return nil, nil
+	}
+	ev, err := Evaluate(context.Background(), script("/etc/eks/bootstrap.sh c\necho after > /tmp/x"), Options{Bootstrap: hook, Limits: Limits{Time: 500 * time.Millisecond}})
+	if err != nil || string(ev.Files["/tmp/x"].Data) != "after\n" {
+		t.Fatalf("%v; files %v", err, ev)
+	}
+}
