@@ -244,7 +244,7 @@ func (r *runState) stopped(prog string, blocked bool) (string, bool) {
 	}
 	line := fmt.Sprintf("%s: stopped by %s %s", prog, signalName(r.sig), where)
 	switch {
-	case !r.wrote && !(blocked && r.done == "diff"):
+	case !r.wrote && (!blocked || r.done != "diff"):
 		line += " (no file written)"
 	case blocked:
 		line += " (the node's files may be partly updated; run it again)"
@@ -295,7 +295,8 @@ type stepWatcher struct{ run *runState }
 func (w stepWatcher) Enabled(zapcore.Level) bool                                       { return true }
 func (w stepWatcher) With([]zapcore.Field) zapcore.Core                                { return w }
 func (w stepWatcher) Check(zapcore.Entry, *zapcore.CheckedEntry) *zapcore.CheckedEntry { return nil }
-func (w stepWatcher) Sync() error                                                      { return nil }
+
+func (w stepWatcher) Sync() error { return nil }
 
 func (w stepWatcher) Write(e zapcore.Entry, fields []zapcore.Field) error {
 	for _, f := range fields {

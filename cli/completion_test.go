@@ -104,7 +104,7 @@ func TestZshCompletion(t *testing.T) {
 		// The completed or listed words appear on the terminal; each must be there.
 		var checks []string
 		for _, w := range tc.want {
-			checks = append(checks, `[[ $out == *`+zshGlobQuote(w)+`* ]] || { print -r -- "MISSING `+w+`"; bad=1; }`)
+			checks = append(checks, `[[ $out == *`+zshGlobQuote(w)+`* ]] || { missing+=(`+zshQuoteWord(w)+`); }`)
 		}
 		prog := `zmodload zsh/zpty
 zpty z 'zsh -f -i'
@@ -112,15 +112,21 @@ zpty -w z 'PS1="> "; autoload -Uz compinit; compinit -u -D; source ` + script + 
 zpty -r -m z out '*READY*' || exit 2
 out=
 zpty -w -n z ` + zshQuoteWord(line) + `$'\t\t'
-sleep 1
-while zpty -r -t z chunk; do out+=$chunk; done
+# Read the screen until every wanted word is on it (at most 20 s: a loaded machine).
+for i in {1..100}; do
+	sleep 0.2
+	while zpty -r -t z chunk; do out+=$chunk; done
+	missing=()
+	` + strings.Join(checks, "\n\t") + `
+	(( ${#missing} == 0 )) && break
+done
 zpty -d z
-bad=0
-` + strings.Join(checks, "\n") + `
-(( bad )) && print -r -- "SCREEN: $out"
-exit $bad
+(( ${#missing} == 0 )) && exit 0
+print -r -- "MISSING: $missing"
+print -r -- "SCREEN: $out"
+exit 1
 `
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		out, err := exec.CommandContext(ctx, "zsh", "-f", "-c", prog).CombinedOutput()
 		cancel()
 		if err != nil {

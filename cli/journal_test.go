@@ -81,9 +81,11 @@ func TestJournalPriorities(t *testing.T) {
 	}
 	// A warning the run always gives: a --use-max-pods that is neither true nor
 	// false. --no-restart: systemd is the harness's, the run only writes its root.
-	args := []string{"journal-test", "--b64-cluster-ca", base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: testtools.SelfSignedCA(t)})),
+	args := []string{
+		"journal-test", "--b64-cluster-ca", base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: testtools.SelfSignedCA(t)})),
 		"--apiserver-endpoint", "https://0123456789ABCDEF0123456789ABCDEF.gr7.us-west-2.eks.amazonaws.com",
-		"--imds-endpoint", metadata.URL(), "--kubelet-version", "1.32.9", "--use-max-pods", "TRUE", "--no-restart"}
+		"--imds-endpoint", metadata.URL(), "--kubelet-version", "1.32.9", "--use-max-pods", "TRUE", "--no-restart",
+	}
 	for _, u := range []string{"stream", "journal"} {
 		root := filepath.Join(dir, "root-"+u)
 		if err := os.MkdirAll(root, 0o755); err != nil {

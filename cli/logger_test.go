@@ -34,8 +34,10 @@ func TestJournalCorePrioritiesAndFields(t *testing.T) {
 	log.Error("step failed", zap.String("step", "restart"), zap.Error(errors.New("job failed")))
 	want := []sent{
 		{"step done\t{\"step\": \"facts\", \"took\": \"1.5s\"}", journal.PriInfo, map[string]string{"EKSBOOT_STEP": "facts", "EKSBOOT_TOOK": "1.5s", "SYSLOG_IDENTIFIER": "eksboot"}},
-		{"max pods: 110\t{\"imageProfile\": \"al2023\", \"unit\": \"kubelet.service\", \"tried\": [\"table\", \"ec2\"]}", journal.PriWarning,
-			map[string]string{"EKSBOOT_IMAGE_PROFILE": "al2023", "UNIT": "kubelet.service", "EKSBOOT_TRIED": `["table","ec2"]`, "SYSLOG_IDENTIFIER": "eksboot"}},
+		{
+			"max pods: 110\t{\"imageProfile\": \"al2023\", \"unit\": \"kubelet.service\", \"tried\": [\"table\", \"ec2\"]}", journal.PriWarning,
+			map[string]string{"EKSBOOT_IMAGE_PROFILE": "al2023", "UNIT": "kubelet.service", "EKSBOOT_TRIED": `["table","ec2"]`, "SYSLOG_IDENTIFIER": "eksboot"},
+		},
 		{"step failed\t{\"step\": \"restart\", \"error\": \"job failed\"}", journal.PriErr, map[string]string{"EKSBOOT_STEP": "restart", "EKSBOOT_ERROR": "job failed", "SYSLOG_IDENTIFIER": "eksboot"}},
 	}
 	if len(got) != len(want) {

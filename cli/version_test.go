@@ -10,8 +10,10 @@ import (
 )
 
 func TestBuildVersion(t *testing.T) {
-	bi := &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Path: "github.com/eksboot/eksboot", Version: "(devel)"},
-		Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "0123456789abcdef"}, {Key: "vcs.time", Value: "2026-12-01T12:27:44Z"}, {Key: "vcs.modified", Value: "true"}}}
+	bi := &debug.BuildInfo{
+		GoVersion: "go1.26.8", Main: debug.Module{Path: "github.com/eksboot/eksboot", Version: "(devel)"},
+		Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "0123456789abcdef"}, {Key: "vcs.time", Value: "2026-12-01T12:27:44Z"}, {Key: "vcs.modified", Value: "true"}},
+	}
 	platform := runtime.GOOS + "/" + runtime.GOARCH
 	for _, tc := range []struct {
 		name string

@@ -193,7 +193,9 @@ func withEksboot(t *testing.T, eksboot string, env []string, name string, args .
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = os.Remove(dir) })
-	argv := append([]string{"--mount", "--propagation", "private", "--", "sh", "-c", withEksbootScript,
-		"sh", dir, eksboot, name}, args...)
+	argv := append([]string{
+		"--mount", "--propagation", "private", "--", "sh", "-c", withEksbootScript,
+		"sh", dir, eksboot, name,
+	}, args...)
 	return command(t, ".", env, "unshare", argv...)
 }
