@@ -108,7 +108,7 @@ func Compute(c *Config, f *Facts) (*Node, error) {
 		n.SandboxImageUnit = true
 		n.Files = append(n.Files, rootfs.File{Path: pathSandboxUnit, Data: f.SandboxImageUnit, Mode: 0o644})
 	}
-	if c.MountBPFFS && !f.BPFMounted {
+	if f.Profile.WantsBPFMountUnit(c.MountBPFFS, f.BPFMounted) {
 		n.BPFUnit = true
 		n.Files = append(n.Files, rootfs.File{Path: pathBPFUnit, Data: assets.SysFsBPFMount, Mode: 0o644})
 	}
