@@ -36,7 +36,7 @@ var errOffline = errors.New("not available: eksboot render is offline")
 
 // runRender prints what a node launched with some user data would get, without IMDS,
 // AWS or root: the user data's scripts evaluated on a simulated instance
-// (imdstest.DefaultInstance with the given type and region), then the same bootstrap
+// (siminstance.Default with the given type and region), then the same bootstrap
 // run as init and bootstrap.sh, into memory.
 func runRender(prog string, args []string, stdout, stderr io.Writer) int {
 	var file, instanceType, region, kubeletVersion, profile string

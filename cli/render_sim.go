@@ -17,13 +17,13 @@ import (
 	"time"
 
 	"github.com/eksboot/eksboot/eksapi"
-	"github.com/eksboot/eksboot/imds/imdstest"
+	"github.com/eksboot/eksboot/internal/siminstance"
 )
 
-// simulatedInstance is the instance render boots: imdstest's default instance with
+// simulatedInstance is the instance render boots: siminstance's default instance with
 // the given type and region.
-func simulatedInstance(instanceType, region string) imdstest.Instance {
-	inst := imdstest.DefaultInstance()
+func simulatedInstance(instanceType, region string) siminstance.Instance {
+	inst := siminstance.Default()
 	inst.InstanceType, inst.Region, inst.AvailabilityZone = instanceType, region, region+"a"
 	inst.LocalHostname = strings.ReplaceAll(inst.LocalHostname, "us-west-2", region)
 	if strings.HasPrefix(region, "cn-") {
