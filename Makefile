@@ -23,7 +23,7 @@ demo: build ## Run bin/eksboot end to end on a simulated m5.large, on an AL2023 
 	$(NETNS) sh -c 'ip link set lo up 2>/dev/null; exec ./bin/eksboot-demo --binary ./$(BIN) --image-profile $(DEMO_PROFILE)'
 
 .PHONY: test
-test: check check-generated ## gofmt, go vet, every test (real systemd over D-Bus when root), a short fuzz run.
+test: check check-generated ## gofmt, go vet, golangci-lint, every test (real systemd over D-Bus when root), a short fuzz run.
 	$(NETNS) sh -c 'ip link set lo up 2>/dev/null; CGO_ENABLED=0 exec $(GO) test -count=1 ./...'
 	$(MAKE) --no-print-directory fuzz
 
@@ -83,7 +83,7 @@ packer-validate: build man ## packer fmt -check and packer validate of the templ
 ##@ Checks
 
 .PHONY: check
-check: ## gofmt and go vet (make lint runs golangci-lint; make test runs both).
+check: lint ## gofmt, go vet and golangci-lint (make lint).
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt would change: $$out"; exit 1; fi
 	$(GO) vet ./...

@@ -88,12 +88,15 @@ func TestActions(t *testing.T) {
 		{"kubelet config changed", n, ch(pathKubeletConfig), []string{"enable kubelet.service", "restart kubelet.service"}},
 		{"containerd changed", &Node{SandboxImageUnit: true}, ch(pathContainerdConfig), []string{
 			"enable containerd.service", "enable sandbox-image.service", "restart containerd.service", "restart sandbox-image.service",
-			"enable kubelet.service", "restart kubelet.service"}},
+			"enable kubelet.service", "restart kubelet.service",
+		}},
 		{"logind drop-in changed: no daemon-reload, logind re-reads on SIGHUP", n, ch(kubeletconf.LogindDropIn, pathKubeletConfig), []string{
-			"signal systemd-logind.service", "enable kubelet.service", "restart kubelet.service"}},
+			"signal systemd-logind.service", "enable kubelet.service", "restart kubelet.service",
+		}},
 		{"first boot", &Node{BPFUnit: true}, ch(pathCA, pathKubeconfig, pathKubeletConfig, pathContainerdConfig, pathKubeletUnit, pathArgsDropIn, pathBPFUnit), []string{
 			"daemon-reload", "enable sys-fs-bpf.mount", "start sys-fs-bpf.mount", "enable containerd.service", "restart containerd.service",
-			"enable kubelet.service", "restart kubelet.service"}},
+			"enable kubelet.service", "restart kubelet.service",
+		}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -70,8 +70,10 @@ func TestDiscoveryHerd(t *testing.T) {
 
 	// The per-call timeout stays unscaled: the simulated nodes share this machine's
 	// CPUs, so a call takes far longer here than on a node of its own.
-	env.Discovery = eksapi.Policy{Base: eksapi.DefaultBase / scale, Max: eksapi.DefaultMax / scale,
-		Poll: eksapi.DefaultPoll / scale, CallTimeout: eksapi.DefaultCallTimeout}
+	env.Discovery = eksapi.Policy{
+		Base: eksapi.DefaultBase / scale, Max: eksapi.DefaultMax / scale,
+		Poll: eksapi.DefaultPoll / scale, CallTimeout: eksapi.DefaultCallTimeout,
+	}
 	shared := &http.Transport{MaxIdleConnsPerHost: nodes}
 	t.Cleanup(shared.CloseIdleConnections)
 	calls := make([]atomic.Int32, nodes)

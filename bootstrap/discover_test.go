@@ -99,8 +99,10 @@ func newEKS(t *testing.T, clusters ...eksapitest.Cluster) *eksapitest.Server {
 // checkGolden compares the files of dir with golden case want's.
 func checkGolden(t *testing.T, dir, want string) {
 	t.Helper()
-	for _, rel := range []string{"var/lib/kubelet/kubeconfig", "etc/kubernetes/pki/ca.crt",
-		"etc/systemd/system/kubelet.service.d/10-kubelet-args.conf", "etc/containerd/config.toml"} {
+	for _, rel := range []string{
+		"var/lib/kubelet/kubeconfig", "etc/kubernetes/pki/ca.crt",
+		"etc/systemd/system/kubelet.service.d/10-kubelet-args.conf", "etc/containerd/config.toml",
+	} {
 		wantB, werr := os.ReadFile(filepath.Join(want, rel))
 		gotB, gerr := os.ReadFile(filepath.Join(dir, rel))
 		if werr != nil || gerr != nil || !bytes.Equal(gotB, wantB) {
@@ -156,21 +158,31 @@ func TestDiscovery(t *testing.T) {
 			cl.Statuses = []string{"CREATING", "CREATING", "ACTIVE"}
 		}},
 		{name: "throttled 3 times then answered", calls: 4, setup: func(s *eksapitest.Server, _ *eksapitest.Cluster) { s.Throttle(3) }},
-		{name: "throttled past --aws-api-retry-attempts", calls: 2, extra: []string{"--aws-api-retry-attempts", "1"},
+		{
+			name: "throttled past --aws-api-retry-attempts", calls: 2, extra: []string{"--aws-api-retry-attempts", "1"},
 			setup:   func(s *eksapitest.Server, _ *eksapitest.Cluster) { s.Throttle(5) },
-			wantErr: []string{`cluster discovery for "demo" in us-west-2: ThrottlingException: more failures in a row than --aws-api-retry-attempts 1 allows`, "2 calls"}},
-		{name: "not found", calls: 1, setup: func(_ *eksapitest.Server, cl *eksapitest.Cluster) { cl.Name = "other" },
-			wantErr: []string{`cluster discovery for "demo" in us-west-2: ResourceNotFoundException: there is no cluster of that name`, "No cluster found for name: demo."}},
-		{name: "access denied", calls: 1,
+			wantErr: []string{`cluster discovery for "demo" in us-west-2: ThrottlingException: more failures in a row than --aws-api-retry-attempts 1 allows`, "2 calls"},
+		},
+		{
+			name: "not found", calls: 1, setup: func(_ *eksapitest.Server, cl *eksapitest.Cluster) { cl.Name = "other" },
+			wantErr: []string{`cluster discovery for "demo" in us-west-2: ResourceNotFoundException: there is no cluster of that name`, "No cluster found for name: demo."},
+		},
+		{
+			name: "access denied", calls: 1,
 			setup: func(s *eksapitest.Server, _ *eksapitest.Cluster) {
 				s.SetError(403, "AccessDeniedException", "User: arn:aws:sts::111122223333:assumed-role/node/i-1 is not authorized to perform: eks:DescribeCluster")
 			},
-			wantErr: []string{`cluster discovery for "demo" in us-west-2: AccessDeniedException: the node's IAM role lacks the eks:DescribeCluster permission`}},
-		{name: "hung server vs deadline", calls: 1, extra: []string{"--discovery-timeout", "300ms"},
+			wantErr: []string{`cluster discovery for "demo" in us-west-2: AccessDeniedException: the node's IAM role lacks the eks:DescribeCluster permission`},
+		},
+		{
+			name: "hung server vs deadline", calls: 1, extra: []string{"--discovery-timeout", "300ms"},
 			setup:   func(s *eksapitest.Server, _ *eksapitest.Cluster) { s.SetHang(true) },
-			wantErr: []string{`cluster discovery for "demo" in us-west-2: --discovery-timeout 300ms ran out`, "no answer with an ACTIVE cluster before the deadline"}},
-		{name: "deleting", calls: 1, setup: func(_ *eksapitest.Server, cl *eksapitest.Cluster) { cl.Statuses = []string{"DELETING"} },
-			wantErr: []string{"the cluster is DELETING", "nodes can only join an ACTIVE cluster"}},
+			wantErr: []string{`cluster discovery for "demo" in us-west-2: --discovery-timeout 300ms ran out`, "no answer with an ACTIVE cluster before the deadline"},
+		},
+		{
+			name: "deleting", calls: 1, setup: func(_ *eksapitest.Server, cl *eksapitest.Cluster) { cl.Statuses = []string{"DELETING"} },
+			wantErr: []string{"the cluster is DELETING", "nodes can only join an ACTIVE cluster"},
+		},
 		{name: "outposts", calls: 1, setup: func(_ *eksapitest.Server, cl *eksapitest.Cluster) {
 			cl.OutpostARN = "arn:aws:outposts:us-west-2:111122223333:outpost/op-0123"
 		}, wantErr: []string{`cluster "demo" in us-west-2 (from eks:DescribeCluster): a local cluster on AWS Outposts`}},

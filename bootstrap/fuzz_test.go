@@ -25,7 +25,9 @@ func FuzzParseValidate(f *testing.F) {
 		{"demo", "--b64-cluster-ca=" + ca, "--apiserver-endpoint=https://10.0.0.1:443", "--dns-cluster-ip", "10.100.0.10,10.100.0.11"},
 		{"--ip-family", "ipv6", "--service-ipv6-cidr", "fd00::/108", "c", "--b64-cluster-ca", ca, "--apiserver-endpoint", "https://x"},
 		{"--kubelet-extra-args", "--a='b c' %n $X", "--use-max-pods", "TRUE", "c"},
-		{"--foo", "bar"}, {"-h"}, {"--shutdown-grace-period", "1m", "--graceful-shutdown"},
+		{"--foo", "bar"},
+		{"-h"},
+		{"--shutdown-grace-period", "1m", "--graceful-shutdown"},
 	} {
 		f.Add(strings.Join(args, "\x00"))
 	}

@@ -34,8 +34,10 @@ func TestBootstrapIMDSGETs(t *testing.T) {
 			must(t, runFaulty(c, srv, t.TempDir(), 20*time.Second, nil))
 
 			want := map[string]int{}
-			for _, p := range []string{imds.PathIdentityDocument, imds.PathMAC, imds.PathVPCIPv4CIDRs(c.IMDS.MAC),
-				imds.PathDomain, imds.PathLocalHostname} {
+			for _, p := range []string{
+				imds.PathIdentityDocument, imds.PathMAC, imds.PathVPCIPv4CIDRs(c.IMDS.MAC),
+				imds.PathDomain, imds.PathLocalHostname,
+			} {
 				want["/"+p] = 1
 			}
 			if tt.ipv6 {

@@ -51,10 +51,14 @@ type maxPodsNames struct {
 }
 
 var (
-	maxPodsFlagNames = maxPodsNames{"--max-pods-mode", "--max-pods-custom-networking", "--max-pods-security-groups-for-pods",
-		"--max-pods-max-eni", "--max-pods-uncapped", "--kube-reserved-from-effective-max-pods", "--kubelet-extra-args", "--ip-family ipv6"}
-	maxPodsNodeConfigNames = maxPodsNames{"spec.maxPods.mode", "spec.maxPods.customNetworking", "spec.maxPods.securityGroupsForPods",
-		"spec.maxPods.maxENI", "spec.maxPods.uncapped", "spec.maxPods.kubeReservedFromEffectiveMaxPods", "spec.kubelet.flags", "an IPv6 spec.cluster.cidr"}
+	maxPodsFlagNames = maxPodsNames{
+		"--max-pods-mode", "--max-pods-custom-networking", "--max-pods-security-groups-for-pods",
+		"--max-pods-max-eni", "--max-pods-uncapped", "--kube-reserved-from-effective-max-pods", "--kubelet-extra-args", "--ip-family ipv6",
+	}
+	maxPodsNodeConfigNames = maxPodsNames{
+		"spec.maxPods.mode", "spec.maxPods.customNetworking", "spec.maxPods.securityGroupsForPods",
+		"spec.maxPods.maxENI", "spec.maxPods.uncapped", "spec.maxPods.kubeReservedFromEffectiveMaxPods", "spec.kubelet.flags", "an IPv6 spec.cluster.cidr",
+	}
 )
 
 // setMaxPods validates in into c.MaxPods, c.KubeReservedFromEffective and

@@ -89,9 +89,11 @@ func TestErrorsAreOneReadableLine(t *testing.T) {
 	})
 	t.Run("every flag 60 KB", func(t *testing.T) {
 		var args []string
-		for _, f := range []string{"--apiserver-endpoint", "--aws-api-retry-attempts", "--containerd-config-file", "--pause-container-account",
+		for _, f := range []string{
+			"--apiserver-endpoint", "--aws-api-retry-attempts", "--containerd-config-file", "--pause-container-account",
 			"--pause-container-version", "--container-runtime", "--dns-cluster-ip", "--ip-family", "--service-ipv4-cidr",
-			"--service-ipv6-cidr", "--local-disks", "--use-max-pods", "--log-format", "--kubelet-version", "--image-profile", "--max-pods-mode"} {
+			"--service-ipv6-cidr", "--local-disks", "--use-max-pods", "--log-format", "--kubelet-version", "--image-profile", "--max-pods-mode",
+		} {
 			args = append(args, f, "x"+huge)
 		}
 		o, err := Parse(append([]string{huge}, args...), func(k string) string {

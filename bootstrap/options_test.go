@@ -120,15 +120,27 @@ func TestParseFlagGivenAsAValue(t *testing.T) {
 		args []string
 		want string // "" for no error
 	}{
-		{"empty DNS IP", []string{"c", "--dns-cluster-ip", "--use-max-pods", "false"},
-			"--dns-cluster-ip: got the flag --use-max-pods as its value (an empty variable?); give a value or leave the flag out"},
-		{"empty CA before an equals flag", []string{"--b64-cluster-ca", "--apiserver-endpoint=https://x.example.com", "c"},
-			"--b64-cluster-ca: got the flag --apiserver-endpoint as its value (an empty variable?); give a value or leave the flag out"},
-		{"empty eksboot flag", []string{"c", "--root", "--dry-run"},
-			"--root: got the flag --dry-run as its value (an empty variable?); give a value or leave the flag out"},
-		{"two in a row", []string{"c", "--b64-cluster-ca", "--apiserver-endpoint", "--dns-cluster-ip", "10.0.0.10"},
+		{
+			"empty DNS IP",
+			[]string{"c", "--dns-cluster-ip", "--use-max-pods", "false"},
+			"--dns-cluster-ip: got the flag --use-max-pods as its value (an empty variable?); give a value or leave the flag out",
+		},
+		{
+			"empty CA before an equals flag",
+			[]string{"--b64-cluster-ca", "--apiserver-endpoint=https://x.example.com", "c"},
+			"--b64-cluster-ca: got the flag --apiserver-endpoint as its value (an empty variable?); give a value or leave the flag out",
+		},
+		{
+			"empty eksboot flag",
+			[]string{"c", "--root", "--dry-run"},
+			"--root: got the flag --dry-run as its value (an empty variable?); give a value or leave the flag out",
+		},
+		{
+			"two in a row",
+			[]string{"c", "--b64-cluster-ca", "--apiserver-endpoint", "--dns-cluster-ip", "10.0.0.10"},
 			"--b64-cluster-ca: got the flag --apiserver-endpoint as its value (an empty variable?); give a value or leave the flag out; " +
-				"--apiserver-endpoint: got the flag --dns-cluster-ip as its value (an empty variable?); give a value or leave the flag out"},
+				"--apiserver-endpoint: got the flag --dns-cluster-ip as its value (an empty variable?); give a value or leave the flag out",
+		},
 		{"extra args that start with --", []string{"c", "--kubelet-extra-args", "--max-pods=58 --node-labels=a=b", "--use-max-pods", "false"}, ""},
 		{"extra args that are one kubelet flag", []string{"c", "--kubelet-extra-args", "--v=4"}, ""},
 		{"bool flag before a flag", []string{"c", "--dry-run", "--use-max-pods", "false"}, ""},

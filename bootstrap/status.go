@@ -156,7 +156,8 @@ var ErrNoStatus = errors.New("no status recorded (" + StatusPath + ")")
 // ReadStatus reads the status of the last run under files.
 func ReadStatus(files interface {
 	ReadFileLimit(p string, max int64) ([]byte, error)
-}) (*Status, error) {
+},
+) (*Status, error) {
 	b, err := files.ReadFileLimit(StatusPath, statusLimit)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, ErrNoStatus

@@ -18,9 +18,11 @@ func testCA(t testing.TB) []byte {
 
 // validArgs is a minimal valid command line; extra flags are appended.
 func validArgs(t testing.TB, extra ...string) []string {
-	return append([]string{"my-cluster",
+	return append([]string{
+		"my-cluster",
 		"--b64-cluster-ca", base64.StdEncoding.EncodeToString(testCA(t)),
-		"--apiserver-endpoint", "https://ABCDEF.gr7.us-west-2.eks.amazonaws.com"}, extra...)
+		"--apiserver-endpoint", "https://ABCDEF.gr7.us-west-2.eks.amazonaws.com",
+	}, extra...)
 }
 
 func TestValidateDefaults(t *testing.T) {

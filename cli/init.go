@@ -131,8 +131,10 @@ func initRequest(ctx context.Context, s bootstrap.Settings, env *bootstrap.Env) 
 			return fetch(ctx, o) // not there yet when the user data was read: wait for it
 		}
 		if o.OnIdentity != nil {
-			o.OnIdentity(imds.Identity{Region: facts.Region, AccountID: facts.AccountID, InstanceID: facts.InstanceID,
-				InstanceType: facts.InstanceType, AvailabilityZone: facts.AvailabilityZone, PrivateIP: facts.LocalIPv4})
+			o.OnIdentity(imds.Identity{
+				Region: facts.Region, AccountID: facts.AccountID, InstanceID: facts.InstanceID,
+				InstanceType: facts.InstanceType, AvailabilityZone: facts.AvailabilityZone, PrivateIP: facts.LocalIPv4,
+			})
 		}
 		return facts, nil
 	}

@@ -4,14 +4,15 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"github.com/eksboot/eksboot/bootstrap"
-	"github.com/eksboot/eksboot/systemd"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/eksboot/eksboot/bootstrap"
+	"github.com/eksboot/eksboot/systemd"
 
 	"github.com/eksboot/eksboot/imds/imdstest"
 )
@@ -61,25 +62,41 @@ func TestInitBadInput(t *testing.T) {
 		dropIns              map[string]string
 	}{
 		{name: "malformed MIME", userData: "Content-Type: multipart/mixed; boundary=B\n\nno delimiter\n", want: `part 1: multipart document without a "--B" delimiter line`},
-		{name: "broken base64 part", userData: "Content-Type: multipart/mixed; boundary=B\n\n--B\nContent-Type: application/node.eks.aws\nContent-Transfer-Encoding: base64\n\n#%!\n--B--\n",
-			want: "part 1 (application/node.eks.aws): Content-Transfer-Encoding base64: illegal base64 data at input byte 0"},
+		{
+			name: "broken base64 part", userData: "Content-Type: multipart/mixed; boundary=B\n\n--B\nContent-Type: application/node.eks.aws\nContent-Transfer-Encoding: base64\n\n#%!\n--B--\n",
+			want: "part 1 (application/node.eks.aws): Content-Transfer-Encoding base64: illegal base64 data at input byte 0",
+		},
 		{name: "broken gzip", userData: "\x1f\x8b\x08\x00broken", want: "user data: gzip: "},
 		{name: "gzip bomb", userData: gzipped(t, bytes.Repeat([]byte("a"), 4<<20)), want: "user data: gzip: decoded data over the 1048576-byte limit (a gzip bomb?)"},
 		{name: "over 64 KiB", userData: "#!/bin/bash\n" + strings.Repeat("#", 64<<10), want: "user data: 65548 bytes, more than the 65536 allowed"},
-		{name: "wrong kind", userData: "Content-Type: multipart/mixed; boundary=B\n\n--B\nContent-Type: application/node.eks.aws\n\napiVersion: node.eks.aws/v1alpha1\nkind: Pod\n--B--\n",
-			want: `user data: part 1 (application/node.eks.aws): kind: "Pod", want NodeConfig`},
-		{name: "unknown fields, all reported", userData: strings.Replace(good, "  kubelet:\n", "  kubelet:\n    flagz: []\n    config2: {}\n", 1),
-			want: "user data: part 1 (application/node.eks.aws): spec.kubelet.config2: unknown field; part 1 (application/node.eks.aws): spec.kubelet.flagz: unknown field"},
-		{name: "missing required field", userData: strings.Replace(good, "    cidr: 10.100.0.0/16\n", "", 1),
-			want: "user data: merged NodeConfig: spec.cluster.cidr: required field missing"},
-		{name: "bad kubelet config value", userData: strings.Replace(good, "maxPods: 110", "maxPods: lots", 1),
-			want: `user data: part 1 (application/node.eks.aws): spec.kubelet.config.maxPods: want a whole number, got the string "lots"`},
-		{name: "bad values, named as NodeConfig fields", userData: strings.Replace(strings.Replace(good, "name: my-cluster", "name: -bad", 1), "    flags:\n", "    flags:\n      - \"--a=\\nb\"\n", 1),
-			want: `user data: merged NodeConfig: spec.cluster.name "-bad" is not a cluster name: 1-100 letters, digits, '-' or '_', starting with a letter or digit; spec.kubelet.flags[0]: a line break at byte 4 is not allowed`},
-		{name: "duplicate key", userData: strings.Replace(good, "cidr: 10.100.0.0/16", "cidr: 10.100.0.0/16\n    name: other-cluster", 1),
-			want: "user data: part 1 (application/node.eks.aws): spec.cluster.name: duplicate key"},
-		{name: "bad drop-in", userData: good, dropIns: map[string]string{"50-x.yaml": "apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec: {kubelet: {flagz: []}}\n"},
-			want: "user data: /etc/eks/eksboot.d/50-x.yaml: spec.kubelet.flagz: unknown field"},
+		{
+			name: "wrong kind", userData: "Content-Type: multipart/mixed; boundary=B\n\n--B\nContent-Type: application/node.eks.aws\n\napiVersion: node.eks.aws/v1alpha1\nkind: Pod\n--B--\n",
+			want: `user data: part 1 (application/node.eks.aws): kind: "Pod", want NodeConfig`,
+		},
+		{
+			name: "unknown fields, all reported", userData: strings.Replace(good, "  kubelet:\n", "  kubelet:\n    flagz: []\n    config2: {}\n", 1),
+			want: "user data: part 1 (application/node.eks.aws): spec.kubelet.config2: unknown field; part 1 (application/node.eks.aws): spec.kubelet.flagz: unknown field",
+		},
+		{
+			name: "missing required field", userData: strings.Replace(good, "    cidr: 10.100.0.0/16\n", "", 1),
+			want: "user data: merged NodeConfig: spec.cluster.cidr: required field missing",
+		},
+		{
+			name: "bad kubelet config value", userData: strings.Replace(good, "maxPods: 110", "maxPods: lots", 1),
+			want: `user data: part 1 (application/node.eks.aws): spec.kubelet.config.maxPods: want a whole number, got the string "lots"`,
+		},
+		{
+			name: "bad values, named as NodeConfig fields", userData: strings.Replace(strings.Replace(good, "name: my-cluster", "name: -bad", 1), "    flags:\n", "    flags:\n      - \"--a=\\nb\"\n", 1),
+			want: `user data: merged NodeConfig: spec.cluster.name "-bad" is not a cluster name: 1-100 letters, digits, '-' or '_', starting with a letter or digit; spec.kubelet.flags[0]: a line break at byte 4 is not allowed`,
+		},
+		{
+			name: "duplicate key", userData: strings.Replace(good, "cidr: 10.100.0.0/16", "cidr: 10.100.0.0/16\n    name: other-cluster", 1),
+			want: "user data: part 1 (application/node.eks.aws): spec.cluster.name: duplicate key",
+		},
+		{
+			name: "bad drop-in", userData: good, dropIns: map[string]string{"50-x.yaml": "apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec: {kubelet: {flagz: []}}\n"},
+			want: "user data: /etc/eks/eksboot.d/50-x.yaml: spec.kubelet.flagz: unknown field",
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, stderr, dir := initWith(t, tc.userData, tc.dropIns)
@@ -290,14 +307,17 @@ func (r *recordingSystemd) Reload(context.Context) error {
 	r.calls = append(r.calls, "daemon-reload")
 	return nil
 }
+
 func (r *recordingSystemd) Enable(_ context.Context, units ...string) error {
 	r.calls = append(r.calls, "enable "+strings.Join(units, " "))
 	return nil
 }
+
 func (r *recordingSystemd) Start(_ context.Context, u string) error {
 	r.calls = append(r.calls, "start "+u)
 	return nil
 }
+
 func (r *recordingSystemd) Restart(_ context.Context, u string) error {
 	r.calls = append(r.calls, "restart "+u)
 	return nil

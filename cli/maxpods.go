@@ -65,8 +65,10 @@ func (f *maxPodsFlags) flagSet(prog string) *pflag.FlagSet {
 
 // check validates the flags into the calculator's options; every problem is one line.
 func (f *maxPodsFlags) check(fs *pflag.FlagSet) (maxpods.Options, error) {
-	o := maxpods.Options{PrefixDelegation: f.prefixDelegation, CustomNetworking: f.customNetworking,
-		SecurityGroupsForPods: f.securityGroupsForPods, MaxENI: f.maxENI, IPv6: f.ipv6, Uncapped: f.showMaxAllowed}
+	o := maxpods.Options{
+		PrefixDelegation: f.prefixDelegation, CustomNetworking: f.customNetworking,
+		SecurityGroupsForPods: f.securityGroupsForPods, MaxENI: f.maxENI, IPv6: f.ipv6, Uncapped: f.showMaxAllowed,
+	}
 	switch {
 	case fs.NArg() > 0:
 		return o, fmt.Errorf("unexpected arguments %q", fs.Args())

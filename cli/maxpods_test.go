@@ -130,8 +130,10 @@ func TestMaxPodsUnknownType(t *testing.T) {
 	}
 	defer ec2.Close()
 	ec2.AddInstanceType("zz9.8xlarge", maxpods.TypeInfo{Hypervisor: "nitro", VCPUs: 32, ENIs: 8, IPv4PerENI: 30})
-	for k, v := range map[string]string{"AWS_ENDPOINT_URL_EC2": ec2.URL(), "AWS_REGION": "us-west-2", "AWS_ACCESS_KEY_ID": "AKIDFAKE",
-		"AWS_SECRET_ACCESS_KEY": "fake", "AWS_EC2_METADATA_DISABLED": "true", "AWS_CONFIG_FILE": os.DevNull, "AWS_SHARED_CREDENTIALS_FILE": os.DevNull} {
+	for k, v := range map[string]string{
+		"AWS_ENDPOINT_URL_EC2": ec2.URL(), "AWS_REGION": "us-west-2", "AWS_ACCESS_KEY_ID": "AKIDFAKE",
+		"AWS_SECRET_ACCESS_KEY": "fake", "AWS_EC2_METADATA_DISABLED": "true", "AWS_CONFIG_FILE": os.DevNull, "AWS_SHARED_CREDENTIALS_FILE": os.DevNull,
+	} {
 		t.Setenv(k, v)
 	}
 	rows := filepath.Join(t.TempDir(), "eni-max-pods.txt")
@@ -147,8 +149,12 @@ func TestMaxPodsUnknownType(t *testing.T) {
 	}{
 		{"EC2 facts", "zz9.8xlarge", []string{"--cni-prefix-delegation-enabled", "--show-max-allowed"}, 0, "3714\n", ""},
 		{"a row of the node's file", "zz9.large", []string{"--eni-max-pods-file", rows, "--show-max-allowed"}, 0, "17\n", ""},
-		{"nobody knows it", "zz9.xlarge", []string{"--eni-max-pods-file", rows}, 1, "",
-			`eksboot max-pods: error: instance type "zz9.xlarge" is not in the max-pods table, has no row in ` + rows + ", ec2:DescribeInstanceTypes did not help ("},
+		{
+			"nobody knows it", "zz9.xlarge",
+			[]string{"--eni-max-pods-file", rows},
+			1, "",
+			`eksboot max-pods: error: instance type "zz9.xlarge" is not in the max-pods table, has no row in ` + rows + ", ec2:DescribeInstanceTypes did not help (",
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -12,8 +12,10 @@ import (
 // refuses it with exit status 2 and writes nothing, in a current directory that
 // would show any file.
 func TestEmptyRootIsAnError(t *testing.T) {
-	node := []string{"c", "--b64-cluster-ca", "eA==", "--apiserver-endpoint", "https://x.example.com", "--no-restart",
-		"--kubelet-version", "1.30.0", "--imds-endpoint", "http://127.0.0.1:9"}
+	node := []string{
+		"c", "--b64-cluster-ca", "eA==", "--apiserver-endpoint", "https://x.example.com", "--no-restart",
+		"--kubelet-version", "1.30.0", "--imds-endpoint", "http://127.0.0.1:9",
+	}
 	for _, tc := range []struct {
 		name string
 		args []string

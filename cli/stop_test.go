@@ -21,16 +21,36 @@ func TestStopLineSaysWhere(t *testing.T) {
 		blocked bool
 		want    string
 	}{
-		{"failed step", [][2]string{{"step done", "lock"}, {"step failed", "instance facts"}}, false,
-			`p: stopped by SIGTERM in the "instance facts" step (no file written)`},
-		{"started step, blocked", [][2]string{{"step done", "lock"}, {"step started", "instance facts"}}, true,
-			`p: stopped by SIGTERM in the "instance facts" step (no file written): still blocked 1s after the signal, given up`},
-		{"after a step, blocked", [][2]string{{"step done", "lock"}}, true,
-			`p: stopped by SIGTERM after the "lock" step (no file written): still blocked 1s after the signal, given up`},
-		{"blocked after the diff", [][2]string{{"step done", "diff"}}, true,
-			`p: stopped by SIGTERM after the "diff" step (the node's files may be partly updated; run it again): still blocked 1s after the signal, given up`},
-		{"failed restart", [][2]string{{"step done", "write"}, {"step failed", "restart"}}, false,
-			`p: stopped by SIGTERM in the "restart" step`},
+		{
+			"failed step",
+			[][2]string{{"step done", "lock"}, {"step failed", "instance facts"}},
+			false,
+			`p: stopped by SIGTERM in the "instance facts" step (no file written)`,
+		},
+		{
+			"started step, blocked",
+			[][2]string{{"step done", "lock"}, {"step started", "instance facts"}},
+			true,
+			`p: stopped by SIGTERM in the "instance facts" step (no file written): still blocked 1s after the signal, given up`,
+		},
+		{
+			"after a step, blocked",
+			[][2]string{{"step done", "lock"}},
+			true,
+			`p: stopped by SIGTERM after the "lock" step (no file written): still blocked 1s after the signal, given up`,
+		},
+		{
+			"blocked after the diff",
+			[][2]string{{"step done", "diff"}},
+			true,
+			`p: stopped by SIGTERM after the "diff" step (the node's files may be partly updated; run it again): still blocked 1s after the signal, given up`,
+		},
+		{
+			"failed restart",
+			[][2]string{{"step done", "write"}, {"step failed", "restart"}},
+			false,
+			`p: stopped by SIGTERM in the "restart" step`,
+		},
 		{"no step", nil, false, "p: stopped by SIGTERM before its first step ended (no file written)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

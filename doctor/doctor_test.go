@@ -19,12 +19,14 @@ var exportStart = time.UnixMicro(1764590000000000 - 1000000)
 func TestHealthyNodeHasNoFailure(t *testing.T) {
 	n := newNode(t)
 	r := n.run()
-	if r.Failed() || r.Summary.Warn > 0 && !(os.Geteuid() != 0 && r.Summary.Warn == 1) {
+	if r.Failed() || r.Summary.Warn > 0 && (os.Geteuid() == 0 || r.Summary.Warn != 1) {
 		t.Errorf("a healthy node: %+v\n%s", r.Summary, text(t, r))
 	}
-	for _, c := range []string{"imds.token", "imds.credentials", "eksboot.last-run", "eksboot.files", "api.dns", "api.tcp", "api.tls",
+	for _, c := range []string{
+		"imds.token", "imds.credentials", "eksboot.last-run", "eksboot.files", "api.dns", "api.tcp", "api.tls",
 		"api.clock", "identity.exec-plugin", "identity.api", "identity.kubelet-journal", "runtime.containerd", "runtime.kubelet",
-		"runtime.cri", "runtime.cni", "runtime.disk-nodefs", "runtime.disk-imagefs", "runtime.max-pods"} {
+		"runtime.cri", "runtime.cni", "runtime.disk-nodefs", "runtime.disk-imagefs", "runtime.max-pods",
+	} {
 		want(t, r, c, OK)
 	}
 	want(t, r, "imds.token", OK, "i-0123456789abcdef0, m5.large in us-west-2")

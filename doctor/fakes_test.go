@@ -54,9 +54,11 @@ func newCA(t *testing.T, cn string) *ca {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	must(t, err)
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: cn},
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: cn},
 		NotBefore: time.Now().Add(-48 * time.Hour), NotAfter: time.Now().Add(48 * time.Hour), IsCA: true,
-		BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+		BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
+	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	must(t, err)
 	cert, err := x509.ParseCertificate(der)
@@ -69,10 +71,12 @@ func (c *ca) serving(t *testing.T) tls.Certificate {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	must(t, err)
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: "kube-apiserver"},
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: "kube-apiserver"},
 		NotBefore: time.Now().Add(-48 * time.Hour), NotAfter: time.Now().Add(48 * time.Hour),
 		DNSNames: []string{apiHost}, IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, KeyUsage: x509.KeyUsageDigitalSignature}
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, KeyUsage: x509.KeyUsageDigitalSignature,
+	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, c.cert, &key.PublicKey, c.key)
 	must(t, err)
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
@@ -287,8 +291,10 @@ func (n *node) write(p, content string, mode os.FileMode) {
 func (n *node) writeStatus(files []rootfs.File, errMsg string) {
 	n.t.Helper()
 	must(n.t, n.root.MkdirAll(bootstrap.StatusDir))
-	s := &bootstrap.Status{Version: "v0.test", Started: n.now.Add(-time.Hour).UTC(), Finished: n.now.Add(-time.Hour).UTC(), Outcome: "ok", Phase: "run",
-		Inputs: bootstrap.StatusInputs{ClusterName: clusterName, InstanceType: "m5.large"}}
+	s := &bootstrap.Status{
+		Version: "v0.test", Started: n.now.Add(-time.Hour).UTC(), Finished: n.now.Add(-time.Hour).UTC(), Outcome: "ok", Phase: "run",
+		Inputs: bootstrap.StatusInputs{ClusterName: clusterName, InstanceType: "m5.large"},
+	}
 	if errMsg != "" {
 		s.Outcome, s.Error = "failed", errMsg
 	}

@@ -253,7 +253,9 @@ func (d *run) checkKubeletAuthLines() {
 // kubeletJournal is the kubelet's journal since its last start, read once.
 func (d *run) kubeletJournal() ([]JournalEntry, error) {
 	if d.facts.kubeletJournal == nil && d.facts.kubeletJournalErr == nil {
-		d.kubeletUnit()
+		// The kubelet's last start bounds the entries; when its state is unreadable
+		// (reported by runtime.kubelet), every entry read counts.
+		_, _ = d.kubeletUnit()
 		ctx, cancel := d.checkCtx()
 		defer cancel()
 		all, err := d.env.Journal.Entries(ctx, "kubelet.service", journalLines)

@@ -120,8 +120,10 @@ func (b *box) boot(ctx context.Context) string {
 		b.t.Fatal(err)
 	}
 	b.cgroups = cgroups
-	b.nspawn = exec.Command("sh", append([]string{"-c",
-		`for d in $E2E_CGROUPS; do echo $$ >"$d/cgroup.procs" || exit 1; done; exec systemd-nspawn "$@"`, "sh"}, args...)...)
+	b.nspawn = exec.Command("sh", append([]string{
+		"-c",
+		`for d in $E2E_CGROUPS; do echo $$ >"$d/cgroup.procs" || exit 1; done; exec systemd-nspawn "$@"`, "sh",
+	}, args...)...)
 	b.nspawn.Env = append(os.Environ(), "E2E_CGROUPS="+strings.Join(cgroups, " "))
 	b.nspawn.Stdout = console
 	b.nspawn.Stderr = console

@@ -38,7 +38,8 @@ type kubernetes struct {
 var (
 	k8sOld = kubernetes{version: "1.34.4", module: "k8s1.34", cmds: []string{"k8s.io/kubernetes/cmd/kubelet"}}
 	k8sNew = kubernetes{version: "1.37.2", module: "k8s1.37", etcd: true, cmds: []string{
-		"k8s.io/kubernetes/cmd/kubelet", "k8s.io/kubernetes/cmd/kube-apiserver", "k8s.io/kubernetes/cmd/kubectl"}}
+		"k8s.io/kubernetes/cmd/kubelet", "k8s.io/kubernetes/cmd/kube-apiserver", "k8s.io/kubernetes/cmd/kubectl",
+	}}
 )
 
 // cacheDir is where built roots and binaries are kept between runs.

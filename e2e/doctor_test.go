@@ -90,9 +90,11 @@ func TestDoctor(t *testing.T) {
 	if err != nil || r.Summary.Fail != 0 {
 		t.Errorf("doctor on a healthy node: %v, %d FAIL:\n%s", err, r.Summary.Fail, text)
 	}
-	for _, name := range []string{"imds.token", "imds.credentials", "eksboot.last-run", "eksboot.files", "api.dns", "api.tcp",
+	for _, name := range []string{
+		"imds.token", "imds.credentials", "eksboot.last-run", "eksboot.files", "api.dns", "api.tcp",
 		"api.tls", "api.clock", "identity.exec-plugin", "identity.kubelet-journal", "runtime.containerd", "runtime.kubelet",
-		"runtime.cri", "runtime.max-pods"} {
+		"runtime.cri", "runtime.max-pods",
+	} {
 		if s, ev := r.check(name); s != "ok" {
 			t.Errorf("%s: %s %s, want ok", name, s, ev)
 		}

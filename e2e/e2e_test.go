@@ -301,8 +301,10 @@ func runCase(t *testing.T, bl *build, k kubernetes, c userDataCase, machine stri
 // eksboot's units with the box's real cloud-init units finds no cycle.
 func checkNoOrderingCycle(t *testing.T, b *box, failUnit string) {
 	t.Helper()
-	for _, u := range []string{"eksboot-config.service", "eksboot-run.service", "cloud-init-local.service",
-		"cloud-init.service", "cloud-config.service", "cloud-final.service"} {
+	for _, u := range []string{
+		"eksboot-config.service", "eksboot-run.service", "cloud-init-local.service",
+		"cloud-init.service", "cloud-config.service", "cloud-final.service",
+	} {
 		if u == failUnit {
 			continue
 		}
@@ -408,9 +410,11 @@ func kubectl(ctx context.Context, b *box, args ...string) (string, error) {
 			admin = f[0]
 		}
 	}
-	base := []string{filepath.Join(setup.apiBins, "kubectl"), "--server=https://127.0.0.1:443",
+	base := []string{
+		filepath.Join(setup.apiBins, "kubectl"), "--server=https://127.0.0.1:443",
 		"--tls-server-name=" + endpointHost, "--certificate-authority=" + ca, "--token=" + admin,
-		"--kubeconfig=/dev/null", "--request-timeout=10s"}
+		"--kubeconfig=/dev/null", "--request-timeout=10s",
+	}
 	return b.hostInNet(ctx, append(base, args...)...)
 }
 

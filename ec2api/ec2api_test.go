@@ -74,15 +74,21 @@ func TestPrivateDNSName(t *testing.T) {
 		calls    int    // DescribeInstances requests expected (errors other than 5xx are not retried)
 	}{
 		{name: "ok", id: "i-0123456789abcdef0", want: "ip-10-0-1-23.us-west-2.compute.internal", calls: 1},
-		{name: "empty name", id: "i-0000000000000dead", wantIs: ErrEmptyDNSName,
-			wantErr: "describe instance i-0000000000000dead: empty private DNS name", calls: 1},
-		{name: "unknown instance", id: "i-1111111111111111f", wantCode: "InvalidInstanceID.NotFound",
-			wantErr: "describe instance i-1111111111111111f: ", calls: 1},
-		{name: "unauthorized", id: "i-0123456789abcdef0", wantCode: "UnauthorizedOperation",
+		{
+			name: "empty name", id: "i-0000000000000dead", wantIs: ErrEmptyDNSName,
+			wantErr: "describe instance i-0000000000000dead: empty private DNS name", calls: 1,
+		},
+		{
+			name: "unknown instance", id: "i-1111111111111111f", wantCode: "InvalidInstanceID.NotFound",
+			wantErr: "describe instance i-1111111111111111f: ", calls: 1,
+		},
+		{
+			name: "unauthorized", id: "i-0123456789abcdef0", wantCode: "UnauthorizedOperation",
 			setErr: func(s *ec2test.Server) {
 				s.SetError("DescribeInstances", 403, "UnauthorizedOperation", "You are not authorized to perform this operation.")
 			},
-			wantErr: "describe instance i-0123456789abcdef0: ", calls: 1},
+			wantErr: "describe instance i-0123456789abcdef0: ", calls: 1,
+		},
 		{name: "empty id", id: "", wantErr: "describe instance: empty instance ID"},
 	}
 	for _, tc := range tests {
@@ -117,21 +123,33 @@ func TestInstanceTypeInfo(t *testing.T) {
 		wantCode    string
 		wantErr     string
 	}{
-		{name: "m5.large", typ: "m5.large",
-			want: maxpods.TypeInfo{Hypervisor: "nitro", VCPUs: 2, ENIs: 3, IPv4PerENI: 10}, wantClassic: 29},
-		{name: "m5.8xlarge", typ: "m5.8xlarge",
-			want: maxpods.TypeInfo{Hypervisor: "nitro", VCPUs: 32, ENIs: 8, IPv4PerENI: 30}, wantClassic: 234},
-		{name: "bare metal without hypervisor", typ: "c5.metal",
-			want: maxpods.TypeInfo{VCPUs: 96, ENIs: 15, IPv4PerENI: 50}, wantClassic: 737},
-		{name: "unknown type", typ: "m5.large2", wantIs: ErrUnknownInstanceType, wantCode: "InvalidInstanceType",
-			wantErr: "describe instance type m5.large2: unknown instance type: "},
-		{name: "empty type", typ: "", wantIs: ErrUnknownInstanceType,
-			wantErr: "describe instance type: empty name: unknown instance type"},
-		{name: "unauthorized", typ: "m5.large", wantCode: "UnauthorizedOperation",
+		{
+			name: "m5.large", typ: "m5.large",
+			want: maxpods.TypeInfo{Hypervisor: "nitro", VCPUs: 2, ENIs: 3, IPv4PerENI: 10}, wantClassic: 29,
+		},
+		{
+			name: "m5.8xlarge", typ: "m5.8xlarge",
+			want: maxpods.TypeInfo{Hypervisor: "nitro", VCPUs: 32, ENIs: 8, IPv4PerENI: 30}, wantClassic: 234,
+		},
+		{
+			name: "bare metal without hypervisor", typ: "c5.metal",
+			want: maxpods.TypeInfo{VCPUs: 96, ENIs: 15, IPv4PerENI: 50}, wantClassic: 737,
+		},
+		{
+			name: "unknown type", typ: "m5.large2", wantIs: ErrUnknownInstanceType, wantCode: "InvalidInstanceType",
+			wantErr: "describe instance type m5.large2: unknown instance type: ",
+		},
+		{
+			name: "empty type", typ: "", wantIs: ErrUnknownInstanceType,
+			wantErr: "describe instance type: empty name: unknown instance type",
+		},
+		{
+			name: "unauthorized", typ: "m5.large", wantCode: "UnauthorizedOperation",
 			setErr: func(s *ec2test.Server) {
 				s.SetError("DescribeInstanceTypes", 403, "UnauthorizedOperation", "You are not authorized to perform this operation.")
 			},
-			wantErr: "describe instance type m5.large: "},
+			wantErr: "describe instance type m5.large: ",
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -149,10 +149,12 @@ func TestCredentialsError(t *testing.T) {
 	calls := 0
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { calls++ }))
 	t.Cleanup(srv.Close)
-	c, err := eksapi.New(aws.Config{Region: "us-west-2", BaseEndpoint: aws.String(srv.URL),
+	c, err := eksapi.New(aws.Config{
+		Region: "us-west-2", BaseEndpoint: aws.String(srv.URL),
 		Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
 			return aws.Credentials{}, errors.New("no role yet")
-		})})
+		}),
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

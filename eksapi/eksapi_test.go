@@ -112,14 +112,22 @@ func TestDiscoverOverHTTP(t *testing.T) {
 			s.AddCluster(c)
 		}},
 		{name: "throttled 3 times then active", wantCalls: 4, setup: func(s *eksapitest.Server) { s.Throttle(3) }},
-		{name: "throttled past the budget", wantCalls: 4, reason: eksapi.ReasonBudget, wantErr: "ThrottlingException: Rate exceeded",
-			setup: func(s *eksapitest.Server) { s.Throttle(4) }},
-		{name: "access denied", wantCalls: 1, reason: eksapi.ReasonRefused, wantErr: "AccessDeniedException",
-			setup: func(s *eksapitest.Server) { s.SetError(403, "AccessDeniedException", "User is not authorized") }},
-		{name: "hung server: each call times out, the budget ends it", wantCalls: 4, reason: eksapi.ReasonBudget,
-			setup: func(s *eksapitest.Server) { s.SetHang(true) }, policy: eksapi.Policy{CallTimeout: 20 * time.Millisecond}},
-		{name: "hung server: the deadline ends it", wantCalls: 1, reason: eksapi.ReasonDeadline, timeout: 100 * time.Millisecond,
-			setup: func(s *eksapitest.Server) { s.SetHang(true) }, policy: eksapi.Policy{CallTimeout: time.Hour}},
+		{
+			name: "throttled past the budget", wantCalls: 4, reason: eksapi.ReasonBudget, wantErr: "ThrottlingException: Rate exceeded",
+			setup: func(s *eksapitest.Server) { s.Throttle(4) },
+		},
+		{
+			name: "access denied", wantCalls: 1, reason: eksapi.ReasonRefused, wantErr: "AccessDeniedException",
+			setup: func(s *eksapitest.Server) { s.SetError(403, "AccessDeniedException", "User is not authorized") },
+		},
+		{
+			name: "hung server: each call times out, the budget ends it", wantCalls: 4, reason: eksapi.ReasonBudget,
+			setup: func(s *eksapitest.Server) { s.SetHang(true) }, policy: eksapi.Policy{CallTimeout: 20 * time.Millisecond},
+		},
+		{
+			name: "hung server: the deadline ends it", wantCalls: 1, reason: eksapi.ReasonDeadline, timeout: 100 * time.Millisecond,
+			setup: func(s *eksapitest.Server) { s.SetHang(true) }, policy: eksapi.Policy{CallTimeout: time.Hour},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -107,30 +107,66 @@ func TestFetchFailsOnPermanentFaults(t *testing.T) {
 		wantStatus   int
 		wantAttempts int // 0: at least 2
 	}{
-		{"403", imds.PathDomain, status(403), 30 * time.Second, imds.PathDomain,
-			[]string{"status 403 (Forbidden)"}, 403, 1},
-		{"HTML page for good", imds.PathIdentityDocument, body(htmlPage), 30 * time.Second, imds.PathIdentityDocument,
-			[]string{"answer is an HTML page", "3 invalid answers in 3 attempts"}, 200, 3},
-		{"empty body for good", imds.PathMAC, body(""), 30 * time.Second, imds.PathMAC,
-			[]string{"empty answer", "3 invalid answers"}, 200, 3},
-		{"503 until the deadline", vpcCIDRs, status(503), 300 * time.Millisecond, vpcCIDRs,
-			[]string{"gave up at the 300ms deadline after ", "attempts (last status 503): status 503 (Service Unavailable)"}, 503, 0},
-		{"404 of a required path until the deadline", imds.PathMAC, status(404), 300 * time.Millisecond, imds.PathMAC,
-			[]string{"gave up at the 300ms deadline", "(last status 404): not found (404)"}, 404, 0},
-		{"token expires at every answer", imds.PathIdentityDocument, expiry, 300 * time.Millisecond, imds.PathIdentityDocument,
-			[]string{"gave up at the 300ms deadline", "(last status 401): unauthorized (401)"}, 401, 0},
-		{"connection closed for good", imds.PathLocalHostname, closed, 300 * time.Millisecond, imds.PathLocalHostname,
-			[]string{"gave up at the 300ms deadline", "(no HTTP status): no answer: "}, 0, 0},
-		{"hangs for good", imds.PathDomain, hang, 300 * time.Millisecond, imds.PathDomain,
-			[]string{"gave up at the 300ms deadline", "no answer within the 100ms attempt timeout"}, 0, 0},
-		{"token refused", tokenPath, status(403), 30 * time.Second, imds.PathIdentityDocument,
-			[]string{"refused an IMDSv2 session token (PUT latest/api/token: status 403 (Forbidden)) and IMDSv1 fallback is off"}, 0, 1},
-		{"token PUT hangs", tokenPath, hang, 300 * time.Millisecond, imds.PathIdentityDocument,
-			[]string{"gave up at the 300ms deadline", "session token (PUT latest/api/token): no answer"}, 0, 0},
-		{"token PUT 500 until the deadline", tokenPath, status(500), 300 * time.Millisecond, imds.PathIdentityDocument,
-			[]string{"gave up at the 300ms deadline", "session token (PUT latest/api/token): status 500"}, 0, 0},
-		{"token is no token", tokenPath, body(""), 30 * time.Second, imds.PathIdentityDocument,
-			[]string{"session token (PUT latest/api/token): not a token: empty answer"}, 0, 3},
+		{
+			"403", imds.PathDomain, status(403), 30 * time.Second, imds.PathDomain,
+			[]string{"status 403 (Forbidden)"},
+			403, 1,
+		},
+		{
+			"HTML page for good", imds.PathIdentityDocument, body(htmlPage), 30 * time.Second, imds.PathIdentityDocument,
+			[]string{"answer is an HTML page", "3 invalid answers in 3 attempts"},
+			200, 3,
+		},
+		{
+			"empty body for good", imds.PathMAC, body(""), 30 * time.Second, imds.PathMAC,
+			[]string{"empty answer", "3 invalid answers"},
+			200, 3,
+		},
+		{
+			"503 until the deadline", vpcCIDRs, status(503), 300 * time.Millisecond, vpcCIDRs,
+			[]string{"gave up at the 300ms deadline after ", "attempts (last status 503): status 503 (Service Unavailable)"},
+			503, 0,
+		},
+		{
+			"404 of a required path until the deadline", imds.PathMAC, status(404), 300 * time.Millisecond, imds.PathMAC,
+			[]string{"gave up at the 300ms deadline", "(last status 404): not found (404)"},
+			404, 0,
+		},
+		{
+			"token expires at every answer", imds.PathIdentityDocument, expiry, 300 * time.Millisecond, imds.PathIdentityDocument,
+			[]string{"gave up at the 300ms deadline", "(last status 401): unauthorized (401)"},
+			401, 0,
+		},
+		{
+			"connection closed for good", imds.PathLocalHostname, closed, 300 * time.Millisecond, imds.PathLocalHostname,
+			[]string{"gave up at the 300ms deadline", "(no HTTP status): no answer: "},
+			0, 0,
+		},
+		{
+			"hangs for good", imds.PathDomain, hang, 300 * time.Millisecond, imds.PathDomain,
+			[]string{"gave up at the 300ms deadline", "no answer within the 100ms attempt timeout"},
+			0, 0,
+		},
+		{
+			"token refused", tokenPath, status(403), 30 * time.Second, imds.PathIdentityDocument,
+			[]string{"refused an IMDSv2 session token (PUT latest/api/token: status 403 (Forbidden)) and IMDSv1 fallback is off"},
+			0, 1,
+		},
+		{
+			"token PUT hangs", tokenPath, hang, 300 * time.Millisecond, imds.PathIdentityDocument,
+			[]string{"gave up at the 300ms deadline", "session token (PUT latest/api/token): no answer"},
+			0, 0,
+		},
+		{
+			"token PUT 500 until the deadline", tokenPath, status(500), 300 * time.Millisecond, imds.PathIdentityDocument,
+			[]string{"gave up at the 300ms deadline", "session token (PUT latest/api/token): status 500"},
+			0, 0,
+		},
+		{
+			"token is no token", tokenPath, body(""), 30 * time.Second, imds.PathIdentityDocument,
+			[]string{"session token (PUT latest/api/token): not a token: empty answer"},
+			0, 3,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -225,8 +261,10 @@ func BenchmarkFetch(b *testing.B) {
 				}
 				defer s.Close()
 				if latency > 0 {
-					for _, p := range []string{tokenPath, imds.PathIdentityDocument, imds.PathDomain, imds.PathMAC,
-						imds.PathLocalHostname, vpcCIDRs} {
+					for _, p := range []string{
+						tokenPath, imds.PathIdentityDocument, imds.PathDomain, imds.PathMAC,
+						imds.PathLocalHostname, vpcCIDRs,
+					} {
 						s.SetFaults(p, imdstest.Fault{Kind: imdstest.FaultDelay, Delay: latency})
 					}
 				}

@@ -245,8 +245,10 @@ func fetch(ctx context.Context, opts Options, sequential bool) (*Facts, error) {
 	if opts.OnIdentity != nil {
 		opts.OnIdentity(id)
 	}
-	f := &Facts{Region: id.Region, AccountID: id.AccountID, InstanceID: id.InstanceID,
-		InstanceType: id.InstanceType, AvailabilityZone: id.AvailabilityZone, LocalIPv4: id.PrivateIP}
+	f := &Facts{
+		Region: id.Region, AccountID: id.AccountID, InstanceID: id.InstanceID,
+		InstanceType: id.InstanceType, AvailabilityZone: id.AvailabilityZone, LocalIPv4: id.PrivateIP,
+	}
 	rest := []query{
 		{path: PathDomain, optional: true, parse: parseDomain(&f.Domain, f.Region)},
 		{path: PathMAC, parse: into(&f.MAC, parseMAC), then: func() []query {

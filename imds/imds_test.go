@@ -173,8 +173,10 @@ func TestFetch(t *testing.T) {
 				tt.modify(&inst)
 			}
 			s := startFake(t, inst)
-			got, err := imds.Fetch(context.Background(), imds.Options{Endpoint: s.URL(), Timeout: 30 * time.Second,
-				UserData: inst.UserData != "", IPv6: tt.ipv6})
+			got, err := imds.Fetch(context.Background(), imds.Options{
+				Endpoint: s.URL(), Timeout: 30 * time.Second,
+				UserData: inst.UserData != "", IPv6: tt.ipv6,
+			})
 			if err != nil {
 				t.Fatalf("Fetch: %v", err)
 			}
@@ -267,8 +269,10 @@ func TestFetchDeadline(t *testing.T) {
 		wantPath string // a path the error must name
 	}{
 		{"hung mac", imds.PathMAC, imds.PathMAC},
-		{"hung ipv6s", "latest/meta-data/network/interfaces/macs/0a:1b:2c:3d:4e:5f/ipv6s",
-			"latest/meta-data/network/interfaces/macs/0a:1b:2c:3d:4e:5f/ipv6s"},
+		{
+			"hung ipv6s", "latest/meta-data/network/interfaces/macs/0a:1b:2c:3d:4e:5f/ipv6s",
+			"latest/meta-data/network/interfaces/macs/0a:1b:2c:3d:4e:5f/ipv6s",
+		},
 		{"hung token", "latest/api/token", imds.PathIdentityDocument},
 	}
 	for _, tt := range tests {
@@ -315,10 +319,14 @@ func TestFetchGETs(t *testing.T) {
 		{name: "ipv4 node"},
 		{name: "ipv6 node", opts: imds.Options{IPv6: true}, more: map[string]int{macs + "ipv6s": 404}},
 		{name: "user data", opts: imds.Options{UserData: true}, more: map[string]int{"/" + imds.PathUserData: 404}},
-		{name: "document without privateIp", absent: []string{"privateIp"}, opts: imds.Options{RequireLocalIPv4: true},
-			more: map[string]int{"/" + imds.PathLocalIPv4: 200}},
-		{name: "document without instance facts", absent: []string{"instanceId", "instanceType", "availabilityZone"},
-			more: map[string]int{"/" + imds.PathInstanceID: 200, "/" + imds.PathInstanceType: 200, "/" + imds.PathAvailabilityZone: 200}},
+		{
+			name: "document without privateIp", absent: []string{"privateIp"}, opts: imds.Options{RequireLocalIPv4: true},
+			more: map[string]int{"/" + imds.PathLocalIPv4: 200},
+		},
+		{
+			name: "document without instance facts", absent: []string{"instanceId", "instanceType", "availabilityZone"},
+			more: map[string]int{"/" + imds.PathInstanceID: 200, "/" + imds.PathInstanceType: 200, "/" + imds.PathAvailabilityZone: 200},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -367,8 +375,10 @@ func TestFetchGETs(t *testing.T) {
 // even where Fetch then reads it from meta-data.
 func TestFetchOnIdentity(t *testing.T) {
 	in := imdstest.DefaultInstance()
-	full := imds.Identity{Region: in.Region, AccountID: in.AccountID, InstanceID: in.InstanceID,
-		InstanceType: in.InstanceType, AvailabilityZone: in.AvailabilityZone, PrivateIP: in.LocalIPv4}
+	full := imds.Identity{
+		Region: in.Region, AccountID: in.AccountID, InstanceID: in.InstanceID,
+		InstanceType: in.InstanceType, AvailabilityZone: in.AvailabilityZone, PrivateIP: in.LocalIPv4,
+	}
 	partial := full
 	partial.InstanceID, partial.PrivateIP = "", ""
 	for _, tt := range []struct {

@@ -51,8 +51,10 @@ func (c *client) read(ctx context.Context, q query) error {
 			return &PathError{Path: q.path, Attempts: attempts, Status: status, Err: reason}
 		case invalid:
 			if invalids++; invalids >= maxInvalidAnswers {
-				return &PathError{Path: q.path, Attempts: attempts, Status: status,
-					Err: fmt.Errorf("%w (%d invalid answers in %d attempts)", reason, invalids, attempts)}
+				return &PathError{
+					Path: q.path, Attempts: attempts, Status: status,
+					Err: fmt.Errorf("%w (%d invalid answers in %d attempts)", reason, invalids, attempts),
+				}
 			}
 		}
 		if v != stopped {

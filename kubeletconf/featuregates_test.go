@@ -69,8 +69,10 @@ func TestFastImagePullOverlayMerged(t *testing.T) {
 		user        string
 		snapshotter []string
 	}{
-		{"containerd 1", 1, 2, "[plugins.'io.containerd.grpc.v1.cri'.registry.mirrors]\n\"docker.io\" = [\"https://my-custom-mirror.example.com\"]\n",
-			[]string{"plugins", "io.containerd.grpc.v1.cri", "containerd", "snapshotter"}},
+		{
+			"containerd 1", 1, 2, "[plugins.'io.containerd.grpc.v1.cri'.registry.mirrors]\n\"docker.io\" = [\"https://my-custom-mirror.example.com\"]\n",
+			[]string{"plugins", "io.containerd.grpc.v1.cri", "containerd", "snapshotter"},
+		},
 		{"containerd 2", 2, 3, "", []string{"plugins", "io.containerd.cri.v1.images", "snapshotter"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

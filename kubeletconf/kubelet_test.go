@@ -177,15 +177,21 @@ func TestBuildErrors(t *testing.T) {
 		{"no cpus", func(in *Input) { in.CPUs = 0 }, "", "cpus: must be at least 1, got 0"},
 		{"no max pods", func(in *Input) { in.MaxPods = -3 }, "", "maxPods: must be at least 1, got -3"},
 		{"no dns", func(in *Input) { in.ClusterDNS = nil }, "", "clusterDNS: at least one address is required"},
-		{"bad dns", func(in *Input) { in.ClusterDNS = []string{"10.100.0.10", " 10.100.0.11"} }, "",
-			`clusterDNS[1]: " 10.100.0.11" is not an IP address`},
+		{
+			"bad dns", func(in *Input) { in.ClusterDNS = []string{"10.100.0.10", " 10.100.0.11"} }, "",
+			`clusterDNS[1]: " 10.100.0.11" is not an IP address`,
+		},
 		{"no provider id", func(in *Input) { in.ProviderID = "" }, "", "providerID: must not be empty"},
 		{"no version", func(in *Input) { in.KubeletVersion = Version{} }, "", "kubeletVersion: must be set"},
-		{"all at once", func(in *Input) { *in = Input{} }, "",
+		{
+			"all at once", func(in *Input) { *in = Input{} }, "",
 			"clusterDNS: at least one address is required\nmaxPods: must be at least 1, got 0\ncpus: must be at least 1, got 0\n" +
-				"providerID: must not be empty\nkubeletVersion: must be set"},
-		{"unknown template field", func(*Input) {}, `{"maxPod": 3}`,
-			`decoding kubelet config template: json: unknown field "maxPod"`},
+				"providerID: must not be empty\nkubeletVersion: must be set",
+		},
+		{
+			"unknown template field", func(*Input) {}, `{"maxPod": 3}`,
+			`decoding kubelet config template: json: unknown field "maxPod"`,
+		},
 		{"bad template", func(*Input) {}, `{`, "decoding kubelet config template: unexpected EOF"},
 	}
 	for _, tc := range tests {

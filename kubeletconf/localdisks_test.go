@@ -21,10 +21,16 @@ func TestLocalDisksArgs(t *testing.T) {
 		{"bootstrap.sh none", "none", "", nil, []string{"none"}},
 		{"mount path", "RAID0", "/mnt/fast", nil, []string{"raid0", "--dir", "/mnt/fast"}},
 		{"default path with its slash", "RAID0", "/mnt/k8s-disks/", nil, []string{"raid0", "--dir", "/mnt/k8s-disks"}},
-		{"disabled mounts in order", "RAID0", "/data", []string{"PodLogs", "Containerd"},
-			[]string{"raid0", "--dir", "/data", "--no-bind-pods-logs", "--no-bind-containerd"}},
-		{"disabled mount twice", "RAID10", "", []string{"Containerd", "Containerd"},
-			[]string{"raid10", "--no-bind-containerd"}},
+		{
+			"disabled mounts in order", "RAID0", "/data",
+			[]string{"PodLogs", "Containerd"},
+			[]string{"raid0", "--dir", "/data", "--no-bind-pods-logs", "--no-bind-containerd"},
+		},
+		{
+			"disabled mount twice", "RAID10", "",
+			[]string{"Containerd", "Containerd"},
+			[]string{"raid10", "--no-bind-containerd"},
+		},
 		{"no strategy: nothing runs", "", "/data", []string{"PodLogs"}, nil},
 	} {
 		got, err := LocalDisksArgs(c.strategy, c.mountPath, c.disabled)

@@ -37,8 +37,10 @@ func TestLogindConfig(t *testing.T) {
 }
 
 func TestBuildShutdown(t *testing.T) {
-	in := Input{ClusterDNS: []string{"10.100.0.10"}, MaxPods: 29, CPUs: 2, ProviderID: "aws:///us-west-2a/i-1", KubeletVersion: Version{1, 32, 9},
-		ShutdownGracePeriod: 150 * time.Second, ShutdownGracePeriodCriticalPods: 30 * time.Second}
+	in := Input{
+		ClusterDNS: []string{"10.100.0.10"}, MaxPods: 29, CPUs: 2, ProviderID: "aws:///us-west-2a/i-1", KubeletVersion: Version{1, 32, 9},
+		ShutdownGracePeriod: 150 * time.Second, ShutdownGracePeriodCriticalPods: 30 * time.Second,
+	}
 	cfg, err := Build(in)
 	if err != nil {
 		t.Fatal(err)

@@ -16,14 +16,17 @@ func TestOverlay(t *testing.T) {
 		check   func(t *testing.T, out string)
 		wantErr string
 	}{
-		{"maps merge, scalars replace", map[string]any{"maxPods": 110.0, "evictionHard": map[string]any{"memory.available": "5%"}, "shutdownGracePeriod": "30s"},
+		{
+			"maps merge, scalars replace",
+			map[string]any{"maxPods": 110.0, "evictionHard": map[string]any{"memory.available": "5%"}, "shutdownGracePeriod": "30s"},
 			func(t *testing.T, out string) {
 				for _, want := range []string{`"maxPods": 110`, `"memory.available": "5%"`, `"nodefs.available": "10%"`, `"shutdownGracePeriod": "30s"`} {
 					if !strings.Contains(out, want) {
 						t.Errorf("no %s in\n%s", want, out)
 					}
 				}
-			}, ""},
+			}, "",
+		},
 		{"nothing", nil, func(t *testing.T, out string) {
 			if strings.Contains(out, "infoBufferSize") {
 				t.Errorf("the round trip added zero values:\n%s", out)

@@ -146,8 +146,11 @@ func TestParseEnvironment(t *testing.T) {
 		want    []string
 		wantErr bool
 	}{
-		{"systemd.exec example", `"VAR1=word1 word2" VAR2=word3 "VAR3=$word 5 6"`,
-			[]string{"VAR1=word1 word2", "VAR2=word3", "VAR3=$word 5 6"}, false},
+		{
+			"systemd.exec example", `"VAR1=word1 word2" VAR2=word3 "VAR3=$word 5 6"`,
+			[]string{"VAR1=word1 word2", "VAR2=word3", "VAR3=$word 5 6"},
+			false,
+		},
 		{"single quotes keep double quotes", `'A=x "y"'`, []string{`A=x "y"`}, false},
 		{"double quotes keep single quotes", `"A=it's"`, []string{`A=it's`}, false},
 		{"escapes in double quotes", `"A=\\ \" \t \x41 \u00e9 \101"`, []string{"A=\\ \" \t A é A"}, false},

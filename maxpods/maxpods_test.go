@@ -133,12 +133,24 @@ func TestClassic(t *testing.T) {
 		{"t3.micro", TypeInfo{Hypervisor: "nitro", VCPUs: 2, ENIs: 2, IPv4PerENI: 2}, 4, ""},
 		{"bare metal, no hypervisor", TypeInfo{VCPUs: 96, ENIs: 15, IPv4PerENI: 50}, 737, ""},
 		{"one address per ENI", TypeInfo{ENIs: 3, IPv4PerENI: 1}, 2, ""},
-		{"zero ENIs", TypeInfo{Hypervisor: "nitro", VCPUs: 2, IPv4PerENI: 10}, 0,
-			"classic max pods: want positive ENIs and IPv4 addresses per ENI, got 0 and 10"},
-		{"zero IPv4", TypeInfo{Hypervisor: "nitro", VCPUs: 2, ENIs: 3}, 0,
-			"classic max pods: want positive ENIs and IPv4 addresses per ENI, got 3 and 0"},
-		{"negative", TypeInfo{ENIs: -1, IPv4PerENI: -1}, 0,
-			"classic max pods: want positive ENIs and IPv4 addresses per ENI, got -1 and -1"},
+		{
+			"zero ENIs",
+			TypeInfo{Hypervisor: "nitro", VCPUs: 2, IPv4PerENI: 10},
+			0,
+			"classic max pods: want positive ENIs and IPv4 addresses per ENI, got 0 and 10",
+		},
+		{
+			"zero IPv4",
+			TypeInfo{Hypervisor: "nitro", VCPUs: 2, ENIs: 3},
+			0,
+			"classic max pods: want positive ENIs and IPv4 addresses per ENI, got 3 and 0",
+		},
+		{
+			"negative",
+			TypeInfo{ENIs: -1, IPv4PerENI: -1},
+			0,
+			"classic max pods: want positive ENIs and IPv4 addresses per ENI, got -1 and -1",
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -111,7 +111,8 @@ func Resolve(ctx context.Context, req Request) Answer {
 	}
 
 	return answer(Answer{MaxPods: Default, Source: SourceDefault, Fallback: true, Warnings: []string{
-		fmt.Sprintf("instance type %q %s; using max pods %d", name, strings.Join(tried, ", "), Default)}})
+		fmt.Sprintf("instance type %q %s; using max pods %d", name, strings.Join(tried, ", "), Default),
+	}})
 }
 
 // fromFacts computes the answer from facts t found at source.

@@ -180,13 +180,14 @@ func TestOnlyDeadWritersTempsAreRemoved(t *testing.T) {
 	must(t, os.MkdirAll(dir, 0o755))
 	dead := exec.Command("true")
 	must(t, dead.Run())
-	temps := map[string]bool{ // name -> want it kept
-		fmt.Sprintf(".ca.crt.eksboot-%d-123", dead.Process.Pid): false,
-		fmt.Sprintf(".ca.crt.eksboot-%d-456", os.Getpid()):      false,
-		".ca.crt.eksboot-789":                                   false, // an older eksboot's
-		".ca.crt.eksboot-1-999":                                 true,  // PID 1 is alive
-		fmt.Sprintf(".other.eksboot-%d-1", dead.Process.Pid):    true,  // another file's
-	}
+	// name -> want it kept: the dead run's and this process's temps go; an older
+	// eksboot's (no PID) goes; a live PID's (1) and another file's stay.
+	temps := map[string]bool{}
+	temps[fmt.Sprintf(".ca.crt.eksboot-%d-123", dead.Process.Pid)] = false
+	temps[fmt.Sprintf(".ca.crt.eksboot-%d-456", os.Getpid())] = false
+	temps[".ca.crt.eksboot-789"] = false
+	temps[".ca.crt.eksboot-1-999"] = true
+	temps[fmt.Sprintf(".other.eksboot-%d-1", dead.Process.Pid)] = true
 	for name := range temps {
 		must(t, os.WriteFile(filepath.Join(dir, name), []byte("half"), 0o600))
 	}

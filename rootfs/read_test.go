@@ -66,8 +66,10 @@ func TestReadRefusesWhatIsNotARegularFile(t *testing.T) {
 		must(t, os.MkdirAll(filepath.Join(r.Dir(), "dev"), 0o755))
 		must(t, syscall.Mknod(filepath.Join(r.Dir(), "dev/zero"), syscall.S_IFCHR|0o666, 1<<8|5))
 		must(t, os.Symlink("/dev/zero", filepath.Join(dropIns, "30-zero.yaml")))
-		tests = append(tests, struct{ name, path, want string }{"link to /dev/zero", "/etc/eks/eksboot.d/30-zero.yaml",
-			"read /etc/eks/eksboot.d/30-zero.yaml: a character device; refusing to read it"})
+		tests = append(tests, struct{ name, path, want string }{
+			"link to /dev/zero", "/etc/eks/eksboot.d/30-zero.yaml",
+			"read /etc/eks/eksboot.d/30-zero.yaml: a character device; refusing to read it",
+		})
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

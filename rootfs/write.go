@@ -65,8 +65,10 @@ func (r *Root) Plan(files []File, remove []string) ([]Change, error) {
 		if data == nil {
 			data = []byte{}
 		}
-		changes = append(changes, Change{Path: f.Path, Old: cur.data, New: data, Mode: f.Mode.Perm(), Secret: f.Secret,
-			Chown: chown, OldUID: cur.uid, OldGID: cur.gid})
+		changes = append(changes, Change{
+			Path: f.Path, Old: cur.data, New: data, Mode: f.Mode.Perm(), Secret: f.Secret,
+			Chown: chown, OldUID: cur.uid, OldGID: cur.gid,
+		})
 	}
 	for _, p := range remove {
 		cur, err := r.current(p)

@@ -126,8 +126,10 @@ func TestCrashConsistency(t *testing.T) {
 	for _, group := range groups {
 		for n := 1; n <= 40; n++ {
 			root := copyTree(t, old)
-			cmdArgs := append([]string{"-f", "-qq", "-o", "/dev/null", "-e", "trace=" + group,
-				"-e", fmt.Sprintf("inject=%s:signal=SIGKILL:when=%d", group, n), binary}, newArgs(root)...)
+			cmdArgs := append([]string{
+				"-f", "-qq", "-o", "/dev/null", "-e", "trace=" + group,
+				"-e", fmt.Sprintf("inject=%s:signal=SIGKILL:when=%d", group, n), binary,
+			}, newArgs(root)...)
 			cmd := exec.Command(strace, cmdArgs...)
 			cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
 			for k, v := range env {

@@ -31,17 +31,25 @@ func TestAStopSignalEndsABlockedRun(t *testing.T) {
 		hang string // the IMDS path that never answers; "" for the kubelet stub
 		want []string
 	}{
-		{"identity document, SIGTERM", syscall.SIGTERM, false, "latest/dynamic/instance-identity/document",
-			[]string{`eksboot bootstrap: stopped by SIGTERM in the "instance facts" step (no file written): imds: latest/dynamic/instance-identity/document: SIGTERM received`}},
-		{"identity document, SIGINT", syscall.SIGINT, false, "latest/dynamic/instance-identity/document",
-			[]string{`eksboot bootstrap: stopped by SIGINT in the "instance facts" step (no file written): imds: latest/dynamic/instance-identity/document: SIGINT received`}},
-		{"user data", syscall.SIGTERM, true, "latest/user-data",
-			[]string{"eksboot init: stopped by SIGTERM", "(no file written): imds: latest/user-data: SIGTERM received"}},
-		{"kubelet --version that never ends", syscall.SIGTERM, false, "",
+		{
+			"identity document, SIGTERM", syscall.SIGTERM, false, "latest/dynamic/instance-identity/document",
+			[]string{`eksboot bootstrap: stopped by SIGTERM in the "instance facts" step (no file written): imds: latest/dynamic/instance-identity/document: SIGTERM received`},
+		},
+		{
+			"identity document, SIGINT", syscall.SIGINT, false, "latest/dynamic/instance-identity/document",
+			[]string{`eksboot bootstrap: stopped by SIGINT in the "instance facts" step (no file written): imds: latest/dynamic/instance-identity/document: SIGINT received`},
+		},
+		{
+			"user data", syscall.SIGTERM, true, "latest/user-data",
+			[]string{"eksboot init: stopped by SIGTERM", "(no file written): imds: latest/user-data: SIGTERM received"},
+		},
+		{
+			"kubelet --version that never ends", syscall.SIGTERM, false, "",
 			// Given up after its grace second today; in the "instance facts" step
 			// once the read of a killed command's output is bounded (exec.Cmd's
 			// WaitDelay), either way promptly and naming a step.
-			[]string{"eksboot bootstrap: stopped by SIGTERM", " step (no file written)"}},
+			[]string{"eksboot bootstrap: stopped by SIGTERM", " step (no file written)"},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()

@@ -33,8 +33,10 @@ func (s *Server) SetRateLimitError(action string, n int, interval time.Duration,
 		delete(s.limits, action)
 		return
 	}
-	s.limits[action] = &rateLimit{n: n, interval: interval, status: status, code: code,
-		tokens: float64(n), refilled: time.Now()}
+	s.limits[action] = &rateLimit{
+		n: n, interval: interval, status: status, code: code,
+		tokens: float64(n), refilled: time.Now(),
+	}
 }
 
 // Throttled returns how many requests for action were refused by its rate limit.

@@ -50,57 +50,85 @@ func TestServer(t *testing.T) {
 		wantStatus int
 		wantBody   string // exact, with the request ID replaced by RID
 	}{
-		{name: "instance by id", form: url.Values{"Action": {"DescribeInstances"}, "InstanceId.1": {"i-1"}},
+		{
+			name: "instance by id", form: url.Values{"Action": {"DescribeInstances"}, "InstanceId.1": {"i-1"}},
 			wantStatus: 200, wantBody: xmlHead + `<DescribeInstancesResponse ` + ns + `><requestId>RID</requestId><reservationSet><item>` + res +
 				`<instancesSet><item><instanceId>i-1</instanceId>` + running +
-				`<privateDnsName>ip-10-0-0-1.ec2.internal</privateDnsName></item></instancesSet></item></reservationSet></DescribeInstancesResponse>`},
-		{name: "instance with empty name", form: url.Values{"Action": {"DescribeInstances"}, "InstanceId.1": {"i-2"}},
+				`<privateDnsName>ip-10-0-0-1.ec2.internal</privateDnsName></item></instancesSet></item></reservationSet></DescribeInstancesResponse>`,
+		},
+		{
+			name: "instance with empty name", form: url.Values{"Action": {"DescribeInstances"}, "InstanceId.1": {"i-2"}},
 			wantStatus: 200, wantBody: xmlHead + `<DescribeInstancesResponse ` + ns + `><requestId>RID</requestId><reservationSet><item>` + res +
 				`<instancesSet><item><instanceId>i-2</instanceId>` + running +
-				`<privateDnsName></privateDnsName></item></instancesSet></item></reservationSet></DescribeInstancesResponse>`},
-		{name: "filter matching nothing", form: url.Values{"Action": {"DescribeInstances"}, "Filter.1.Name": {"private-dns-name"}, "Filter.1.Value.1": {"x"}},
-			wantStatus: 200, wantBody: xmlHead + `<DescribeInstancesResponse ` + ns + `><requestId>RID</requestId><reservationSet></reservationSet></DescribeInstancesResponse>`},
-		{name: "unknown instance", form: url.Values{"Action": {"DescribeInstances"}, "InstanceId.1": {"i-1"}, "InstanceId.2": {"i-9"}},
+				`<privateDnsName></privateDnsName></item></instancesSet></item></reservationSet></DescribeInstancesResponse>`,
+		},
+		{
+			name: "filter matching nothing", form: url.Values{"Action": {"DescribeInstances"}, "Filter.1.Name": {"private-dns-name"}, "Filter.1.Value.1": {"x"}},
+			wantStatus: 200, wantBody: xmlHead + `<DescribeInstancesResponse ` + ns + `><requestId>RID</requestId><reservationSet></reservationSet></DescribeInstancesResponse>`,
+		},
+		{
+			name: "unknown instance", form: url.Values{"Action": {"DescribeInstances"}, "InstanceId.1": {"i-1"}, "InstanceId.2": {"i-9"}},
 			wantStatus: 400, wantBody: xmlHead + `<Response><Errors><Error><Code>InvalidInstanceID.NotFound</Code>` +
-				`<Message>The instance ID &#39;i-9&#39; does not exist</Message></Error></Errors><RequestID>RID</RequestID></Response>`},
-		{name: "unknown filter", form: url.Values{"Action": {"DescribeInstances"}, "Filter.1.Name": {"tag:x"}, "Filter.1.Value.1": {"y"}},
+				`<Message>The instance ID &#39;i-9&#39; does not exist</Message></Error></Errors><RequestID>RID</RequestID></Response>`,
+		},
+		{
+			name: "unknown filter", form: url.Values{"Action": {"DescribeInstances"}, "Filter.1.Name": {"tag:x"}, "Filter.1.Value.1": {"y"}},
 			wantStatus: 400, wantBody: xmlHead + `<Response><Errors><Error><Code>InvalidParameterValue</Code>` +
-				`<Message>The filter &#39;tag:x&#39; is invalid</Message></Error></Errors><RequestID>RID</RequestID></Response>`},
-		{name: "set error", form: url.Values{"Action": {"DescribeInstances"}, "InstanceId.1": {"i-1"}},
+				`<Message>The filter &#39;tag:x&#39; is invalid</Message></Error></Errors><RequestID>RID</RequestID></Response>`,
+		},
+		{
+			name: "set error", form: url.Values{"Action": {"DescribeInstances"}, "InstanceId.1": {"i-1"}},
 			setup: func(s *Server) {
 				s.SetError("DescribeInstances", 403, "UnauthorizedOperation", "You are not authorized.")
 			},
 			wantStatus: 403, wantBody: xmlHead + `<Response><Errors><Error><Code>UnauthorizedOperation</Code>` +
-				`<Message>You are not authorized.</Message></Error></Errors><RequestID>RID</RequestID></Response>`},
-		{name: "cleared error", form: url.Values{"Action": {"DescribeInstances"}, "Filter.1.Name": {"instance-id"}, "Filter.1.Value.1": {"nope"}},
+				`<Message>You are not authorized.</Message></Error></Errors><RequestID>RID</RequestID></Response>`,
+		},
+		{
+			name: "cleared error", form: url.Values{"Action": {"DescribeInstances"}, "Filter.1.Name": {"instance-id"}, "Filter.1.Value.1": {"nope"}},
 			setup: func(s *Server) {
 				s.SetError("DescribeInstances", 403, "UnauthorizedOperation", "You are not authorized.")
 				s.SetError("DescribeInstances", 0, "", "")
 			},
-			wantStatus: 200, wantBody: xmlHead + `<DescribeInstancesResponse ` + ns + `><requestId>RID</requestId><reservationSet></reservationSet></DescribeInstancesResponse>`},
-		{name: "instance type", form: url.Values{"Action": {"DescribeInstanceTypes"}, "InstanceType.1": {"t3.micro"}},
+			wantStatus: 200, wantBody: xmlHead + `<DescribeInstancesResponse ` + ns + `><requestId>RID</requestId><reservationSet></reservationSet></DescribeInstancesResponse>`,
+		},
+		{
+			name: "instance type", form: url.Values{"Action": {"DescribeInstanceTypes"}, "InstanceType.1": {"t3.micro"}},
 			wantStatus: 200, wantBody: xmlHead + `<DescribeInstanceTypesResponse ` + ns + `><requestId>RID</requestId><instanceTypeSet>` +
-				t3micro + `</instanceTypeSet></DescribeInstanceTypesResponse>`},
-		{name: "type without hypervisor and vcpus", form: url.Values{"Action": {"DescribeInstanceTypes"}, "Filter.1.Name": {"instance-type"}, "Filter.1.Value.1": {"*.metal"}},
+				t3micro + `</instanceTypeSet></DescribeInstanceTypesResponse>`,
+		},
+		{
+			name: "type without hypervisor and vcpus", form: url.Values{"Action": {"DescribeInstanceTypes"}, "Filter.1.Name": {"instance-type"}, "Filter.1.Value.1": {"*.metal"}},
 			wantStatus: 200, wantBody: xmlHead + `<DescribeInstanceTypesResponse ` + ns + `><requestId>RID</requestId><instanceTypeSet>` +
 				`<item><instanceType>c5.metal</instanceType><networkInfo><maximumNetworkInterfaces>15</maximumNetworkInterfaces>` +
 				`<maximumNetworkCards>1</maximumNetworkCards><defaultNetworkCardIndex>0</defaultNetworkCardIndex><networkCards><item>` +
 				`<networkCardIndex>0</networkCardIndex><maximumNetworkInterfaces>15</maximumNetworkInterfaces></item></networkCards>` +
-				`<ipv4AddressesPerInterface>50</ipv4AddressesPerInterface></networkInfo></item></instanceTypeSet></DescribeInstanceTypesResponse>`},
-		{name: "type filter matching nothing", form: url.Values{"Action": {"DescribeInstanceTypes"}, "Filter.1.Name": {"instance-type"}, "Filter.1.Value.1": {"m5.*x*"}},
-			wantStatus: 200, wantBody: xmlHead + `<DescribeInstanceTypesResponse ` + ns + `><requestId>RID</requestId><instanceTypeSet></instanceTypeSet></DescribeInstanceTypesResponse>`},
-		{name: "unknown instance types", form: url.Values{"Action": {"DescribeInstanceTypes"}, "InstanceType.2": {"m5.larg"}, "InstanceType.1": {"x1"}, "InstanceType.3": {"t3.micro"}},
+				`<ipv4AddressesPerInterface>50</ipv4AddressesPerInterface></networkInfo></item></instanceTypeSet></DescribeInstanceTypesResponse>`,
+		},
+		{
+			name: "type filter matching nothing", form: url.Values{"Action": {"DescribeInstanceTypes"}, "Filter.1.Name": {"instance-type"}, "Filter.1.Value.1": {"m5.*x*"}},
+			wantStatus: 200, wantBody: xmlHead + `<DescribeInstanceTypesResponse ` + ns + `><requestId>RID</requestId><instanceTypeSet></instanceTypeSet></DescribeInstanceTypesResponse>`,
+		},
+		{
+			name: "unknown instance types", form: url.Values{"Action": {"DescribeInstanceTypes"}, "InstanceType.2": {"m5.larg"}, "InstanceType.1": {"x1"}, "InstanceType.3": {"t3.micro"}},
 			wantStatus: 400, wantBody: xmlHead + `<Response><Errors><Error><Code>InvalidInstanceType</Code>` +
-				`<Message>The following supplied instance types do not exist: [x1, m5.larg]</Message></Error></Errors><RequestID>RID</RequestID></Response>`},
-		{name: "unknown action", form: url.Values{"Action": {"RunInstances"}},
+				`<Message>The following supplied instance types do not exist: [x1, m5.larg]</Message></Error></Errors><RequestID>RID</RequestID></Response>`,
+		},
+		{
+			name: "unknown action", form: url.Values{"Action": {"RunInstances"}},
 			wantStatus: 400, wantBody: xmlHead + `<Response><Errors><Error><Code>InvalidAction</Code>` +
-				`<Message>The action RunInstances is not valid for this web service.</Message></Error></Errors><RequestID>RID</RequestID></Response>`},
-		{name: "wrong path", path: "/x", form: url.Values{"Action": {"DescribeInstances"}},
+				`<Message>The action RunInstances is not valid for this web service.</Message></Error></Errors><RequestID>RID</RequestID></Response>`,
+		},
+		{
+			name: "wrong path", path: "/x", form: url.Values{"Action": {"DescribeInstances"}},
 			wantStatus: 404, wantBody: xmlHead + `<Response><Errors><Error><Code>InvalidAction</Code>` +
-				`<Message>no such path /x</Message></Error></Errors><RequestID>RID</RequestID></Response>`},
-		{name: "GET", method: "GET", form: url.Values{"Action": {"DescribeInstances"}},
+				`<Message>no such path /x</Message></Error></Errors><RequestID>RID</RequestID></Response>`,
+		},
+		{
+			name: "GET", method: "GET", form: url.Values{"Action": {"DescribeInstances"}},
 			wantStatus: 405, wantBody: xmlHead + `<Response><Errors><Error><Code>InvalidAction</Code>` +
-				`<Message>method GET is not supported; use POST</Message></Error></Errors><RequestID>RID</RequestID></Response>`},
+				`<Message>method GET is not supported; use POST</Message></Error></Errors><RequestID>RID</RequestID></Response>`,
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -20,8 +20,10 @@ func newServer(t *testing.T) *Server {
 			t.Error(err)
 		}
 	})
-	s.AddCluster(Cluster{Name: "demo", Endpoint: "https://demo.example.com", CAData: "Q0E=", ServiceIPv4CIDR: "10.100.0.0/16", IPFamily: "ipv4",
-		Statuses: []string{"CREATING", "ACTIVE"}})
+	s.AddCluster(Cluster{
+		Name: "demo", Endpoint: "https://demo.example.com", CAData: "Q0E=", ServiceIPv4CIDR: "10.100.0.0/16", IPFamily: "ipv4",
+		Statuses: []string{"CREATING", "ACTIVE"},
+	})
 	return s
 }
 

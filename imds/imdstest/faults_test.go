@@ -96,8 +96,10 @@ func TestFaults(t *testing.T) {
 				ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.URL()+typePath, nil)
 				req.Header.Set("X-aws-ec2-metadata-token", imdstest.Token)
-				c := &http.Client{Transport: &http.Transport{DisableKeepAlives: true},
-					CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+				c := &http.Client{
+					Transport:     &http.Transport{DisableKeepAlives: true},
+					CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+				}
 				resp, err := c.Do(req)
 				got, body := 0, ""
 				if err == nil {

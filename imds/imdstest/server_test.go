@@ -129,10 +129,14 @@ func TestGet(t *testing.T) {
 		{"ipv6s list", macPath + "ipv6s", imdstest.Token, 200, "2600:1f14::1\n2600:1f14::2"},
 		{"query ignored", "/latest/meta-data/mac?x=1", imdstest.Token, 200, "0a:1b:2c:3d:4e:5f"},
 		{"root listing", "/latest/", imdstest.Token, 200, "meta-data/\ndynamic/"},
-		{"meta-data listing", "/latest/meta-data/", imdstest.Token, 200,
-			"ami-id\ninstance-id\ninstance-type\nlocal-ipv4\nlocal-hostname\nhostname\nmac\nplacement/\nservices/\nnetwork/"},
-		{"placement listing", "/latest/meta-data/placement/", imdstest.Token, 200,
-			"region\navailability-zone\navailability-zone-id"},
+		{
+			"meta-data listing", "/latest/meta-data/", imdstest.Token, 200,
+			"ami-id\ninstance-id\ninstance-type\nlocal-ipv4\nlocal-hostname\nhostname\nmac\nplacement/\nservices/\nnetwork/",
+		},
+		{
+			"placement listing", "/latest/meta-data/placement/", imdstest.Token, 200,
+			"region\navailability-zone\navailability-zone-id",
+		},
 		{"macs listing", "/latest/meta-data/network/interfaces/macs/", imdstest.Token, 200, "0a:1b:2c:3d:4e:5f/"},
 		{"folder without slash", "/latest/meta-data/placement", imdstest.Token, 404, ""},
 		{"unknown path", "/latest/meta-data/iam/info", imdstest.Token, 404, ""},

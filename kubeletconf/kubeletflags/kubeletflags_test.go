@@ -26,10 +26,12 @@ func TestMinorsAre24To37(t *testing.T) {
 // TestFlagsEksbootReliesOn checks facts about the kubelets that eksboot's version
 // table is built on, each read in that version's cmd/kubelet/app/options.
 func TestFlagsEksbootReliesOn(t *testing.T) {
-	everywhere := []string{"--node-ip", "--hostname-override", "--v", "--config", "--kubeconfig",
+	everywhere := []string{
+		"--node-ip", "--hostname-override", "--v", "--config", "--kubeconfig",
 		"--image-credential-provider-config", "--image-credential-provider-bin-dir", "--runtime-cgroups",
 		"--cloud-provider", "--node-labels", "--register-with-taints", "--max-pods", "--help", "--version",
-		"--container-runtime-endpoint", "--feature-gates", "--vmodule"}
+		"--container-runtime-endpoint", "--feature-gates", "--vmodule",
+	}
 	for _, m := range Minors() {
 		for _, f := range everywhere {
 			if !Has(m, f) {

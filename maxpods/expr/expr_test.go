@@ -132,36 +132,74 @@ func TestEvaluateRejectsResultsThatAreNoMaxPods(t *testing.T) {
 		vars       Vars
 		wantErr    string
 	}{
-		{"zero (nodeadm's test)", "max_pods - ((default_enis * (ips_per_eni - 1)) + 2)", t3medium,
-			`spec.kubelet.maxPodsExpression "max_pods - ((default_enis * (ips_per_eni - 1)) + 2)": with default_enis=3 ips_per_eni=6 max_pods=17: the result is 0` + want},
-		{"negative (nodeadm's test)", "max_pods - 2", Vars{MaxPods: 1},
-			`spec.kubelet.maxPodsExpression "max_pods - 2": with default_enis=0 ips_per_eni=0 max_pods=1: the result is -1` + want},
-		{"negative on these facts only", "((default_enis - 5) * (ips_per_eni - 1)) + 2", m4xlarge,
-			`spec.kubelet.maxPodsExpression "((default_enis - 5) * (ips_per_eni - 1)) + 2": with default_enis=4 ips_per_eni=15 max_pods=58: the result is -12` + want},
-		{"huge", "max_pods * 10000", m4xlarge,
-			`spec.kubelet.maxPodsExpression "max_pods * 10000": with default_enis=4 ips_per_eni=15 max_pods=58: the result is 580000` + want},
-		{"one past the largest", "65536", Vars{},
-			`spec.kubelet.maxPodsExpression "65536": with default_enis=0 ips_per_eni=0 max_pods=0: the result is 65536` + want},
-		{"above int32 (nodeadm's overflow test)", "default_enis * 2", Vars{DefaultENIs: 2147483647},
-			`spec.kubelet.maxPodsExpression "default_enis * 2": with default_enis=2147483647 ips_per_eni=0 max_pods=0: the result is 4294967294` + want},
-		{"huge uint", "18446744073709551615u", Vars{},
-			`spec.kubelet.maxPodsExpression "18446744073709551615u": with default_enis=0 ips_per_eni=0 max_pods=0: the result 18446744073709551615u is more than 65535` + want},
-		{"a double below one", "0.5", Vars{},
-			`spec.kubelet.maxPodsExpression "0.5": with default_enis=0 ips_per_eni=0 max_pods=0: the result is 0` + want},
-		{"division by zero", "max_pods / (default_enis - 4)", m4xlarge,
-			`spec.kubelet.maxPodsExpression "max_pods / (default_enis - 4)": with default_enis=4 ips_per_eni=15 max_pods=58: division by zero` + want},
-		{"modulus by zero", "max_pods % 0", m4xlarge,
-			`spec.kubelet.maxPodsExpression "max_pods % 0": with default_enis=4 ips_per_eni=15 max_pods=58: modulus by zero` + want},
-		{"double division by zero", "double(max_pods) / 0.0", m4xlarge,
-			`spec.kubelet.maxPodsExpression "double(max_pods) / 0.0": with default_enis=4 ips_per_eni=15 max_pods=58: the result +Inf is not a whole number in range` + want},
-		{"NaN", "0.0 / 0.0", Vars{},
-			`spec.kubelet.maxPodsExpression "0.0 / 0.0": with default_enis=0 ips_per_eni=0 max_pods=0: the result NaN is not a whole number in range` + want},
-		{"integer overflow", "max_pods * 9223372036854775807", m4xlarge,
-			`spec.kubelet.maxPodsExpression "max_pods * 9223372036854775807": with default_enis=4 ips_per_eni=15 max_pods=58: integer overflow` + want},
-		{"unsigned underflow", "1u - 2u", Vars{},
-			`spec.kubelet.maxPodsExpression "1u - 2u": with default_enis=0 ips_per_eni=0 max_pods=0: unsigned integer overflow` + want},
-		{"int of a huge double", "int(1e300)", Vars{},
-			`spec.kubelet.maxPodsExpression "int(1e300)": with default_enis=0 ips_per_eni=0 max_pods=0: integer overflow` + want},
+		{
+			"zero (nodeadm's test)", "max_pods - ((default_enis * (ips_per_eni - 1)) + 2)", t3medium,
+			`spec.kubelet.maxPodsExpression "max_pods - ((default_enis * (ips_per_eni - 1)) + 2)": with default_enis=3 ips_per_eni=6 max_pods=17: the result is 0` + want,
+		},
+		{
+			"negative (nodeadm's test)", "max_pods - 2",
+			Vars{MaxPods: 1},
+			`spec.kubelet.maxPodsExpression "max_pods - 2": with default_enis=0 ips_per_eni=0 max_pods=1: the result is -1` + want,
+		},
+		{
+			"negative on these facts only", "((default_enis - 5) * (ips_per_eni - 1)) + 2", m4xlarge,
+			`spec.kubelet.maxPodsExpression "((default_enis - 5) * (ips_per_eni - 1)) + 2": with default_enis=4 ips_per_eni=15 max_pods=58: the result is -12` + want,
+		},
+		{
+			"huge", "max_pods * 10000", m4xlarge,
+			`spec.kubelet.maxPodsExpression "max_pods * 10000": with default_enis=4 ips_per_eni=15 max_pods=58: the result is 580000` + want,
+		},
+		{
+			"one past the largest", "65536",
+			Vars{},
+			`spec.kubelet.maxPodsExpression "65536": with default_enis=0 ips_per_eni=0 max_pods=0: the result is 65536` + want,
+		},
+		{
+			"above int32 (nodeadm's overflow test)", "default_enis * 2",
+			Vars{DefaultENIs: 2147483647},
+			`spec.kubelet.maxPodsExpression "default_enis * 2": with default_enis=2147483647 ips_per_eni=0 max_pods=0: the result is 4294967294` + want,
+		},
+		{
+			"huge uint", "18446744073709551615u",
+			Vars{},
+			`spec.kubelet.maxPodsExpression "18446744073709551615u": with default_enis=0 ips_per_eni=0 max_pods=0: the result 18446744073709551615u is more than 65535` + want,
+		},
+		{
+			"a double below one", "0.5",
+			Vars{},
+			`spec.kubelet.maxPodsExpression "0.5": with default_enis=0 ips_per_eni=0 max_pods=0: the result is 0` + want,
+		},
+		{
+			"division by zero", "max_pods / (default_enis - 4)", m4xlarge,
+			`spec.kubelet.maxPodsExpression "max_pods / (default_enis - 4)": with default_enis=4 ips_per_eni=15 max_pods=58: division by zero` + want,
+		},
+		{
+			"modulus by zero", "max_pods % 0", m4xlarge,
+			`spec.kubelet.maxPodsExpression "max_pods % 0": with default_enis=4 ips_per_eni=15 max_pods=58: modulus by zero` + want,
+		},
+		{
+			"double division by zero", "double(max_pods) / 0.0", m4xlarge,
+			`spec.kubelet.maxPodsExpression "double(max_pods) / 0.0": with default_enis=4 ips_per_eni=15 max_pods=58: the result +Inf is not a whole number in range` + want,
+		},
+		{
+			"NaN", "0.0 / 0.0",
+			Vars{},
+			`spec.kubelet.maxPodsExpression "0.0 / 0.0": with default_enis=0 ips_per_eni=0 max_pods=0: the result NaN is not a whole number in range` + want,
+		},
+		{
+			"integer overflow", "max_pods * 9223372036854775807", m4xlarge,
+			`spec.kubelet.maxPodsExpression "max_pods * 9223372036854775807": with default_enis=4 ips_per_eni=15 max_pods=58: integer overflow` + want,
+		},
+		{
+			"unsigned underflow", "1u - 2u",
+			Vars{},
+			`spec.kubelet.maxPodsExpression "1u - 2u": with default_enis=0 ips_per_eni=0 max_pods=0: unsigned integer overflow` + want,
+		},
+		{
+			"int of a huge double", "int(1e300)",
+			Vars{},
+			`spec.kubelet.maxPodsExpression "int(1e300)": with default_enis=0 ips_per_eni=0 max_pods=0: integer overflow` + want,
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if err := Check(tc.expression); err != nil {

@@ -106,8 +106,10 @@ func (l *loader) load(path string) (*pkg, error) {
 	if err != nil {
 		return nil, fmt.Errorf("package %s: %w", path, err)
 	}
-	p := &pkg{path: path, funcs: map[string]*fn{}, methods: map[string]*fn{}, vars: map[string]bool{},
-		consts: map[string]ast.Expr{}, fields: map[string]typeRef{}, fileOf: map[*ast.File]map[string]string{}}
+	p := &pkg{
+		path: path, funcs: map[string]*fn{}, methods: map[string]*fn{}, vars: map[string]bool{},
+		consts: map[string]ast.Expr{}, fields: map[string]typeRef{}, fileOf: map[*ast.File]map[string]string{},
+	}
 	for _, e := range entries {
 		name := e.Name()
 		if e.IsDir() || !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
@@ -252,8 +254,10 @@ type walker struct {
 }
 
 func newWalker(l *loader) *walker {
-	return &walker{l: l, flags: map[string]flagInfo{}, marks: map[string]flagInfo{},
-		stack: map[*ast.FuncDecl]bool{}, unfollowed: map[string]bool{}}
+	return &walker{
+		l: l, flags: map[string]flagInfo{}, marks: map[string]flagInfo{},
+		stack: map[*ast.FuncDecl]bool{}, unfollowed: map[string]bool{},
+	}
 }
 
 // A scope is one function being walked: sinks are the flag sets (by variable name)
@@ -549,7 +553,7 @@ func (w *walker) visitAll(s *scope, c *ast.CallExpr, out map[string]flagInfo) er
 				}
 			}
 		}
-		if returns(body) || !(registers(body) || registersAfter) {
+		if returns(body) || !registers(body) && !registersAfter {
 			continue
 		}
 		if setsDeprecated(body) {
