@@ -105,7 +105,19 @@ var (
 	setupOnce sync.Once
 	setup     *build
 	setupErr  error
+	// teardown is what the shared build holds (the cache lock, the built binaries),
+	// released by TestMain after every test: not by the first test that asked for
+	// the build, whose end would pull them from under the tests after it.
+	teardown []func()
 )
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	for i := len(teardown) - 1; i >= 0; i-- {
+		teardown[i]()
+	}
+	os.Exit(code)
+}
 
 // prepare builds (or takes from the cache) everything the boxes are made of.
 func prepare(t *testing.T) *build {
@@ -131,7 +143,7 @@ func prepareOnce(t *testing.T) (*build, error) {
 	if err != nil {
 		return nil, err
 	}
-	t.Cleanup(unlock)
+	teardown = append(teardown, unlock)
 	repo, err := filepath.Abs("..")
 	if err != nil {
 		return nil, err
@@ -141,7 +153,7 @@ func prepareOnce(t *testing.T) (*build, error) {
 	if err != nil {
 		return nil, err
 	}
-	t.Cleanup(func() { os.RemoveAll(tmp) })
+	teardown = append(teardown, func() { _ = os.RemoveAll(tmp) })
 	bl.eksboot = filepath.Join(tmp, "eksboot")
 	bl.imdsd = filepath.Join(tmp, "e2e-imdsd")
 	for out, pkg := range map[string]string{bl.eksboot: "./cmd/eksboot", bl.imdsd: "./e2e/imdsd"} {
