@@ -167,7 +167,7 @@ func render(ctx context.Context, raw []byte, o renderOptions) (*rendered, error)
 	var last *bootstrap.Node
 	var lastReq nodeRequest
 	sim := userdata.Options{
-		Image:    map[string]userdata.File{userdata.BootstrapPath: {Data: assets.BootstrapShim, Mode: 0o755}},
+		Image:    map[string]userdata.File{userdata.BootstrapPath: {Data: assets.BootstrapShim(), Mode: 0o755}},
 		Metadata: simulatedMetadata(o.instanceType, o.region),
 	}
 	if !nodeConfig {

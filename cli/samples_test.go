@@ -122,7 +122,7 @@ func scriptArgs(t *testing.T, s sample) []string {
 	parts, err := userdata.Parse(s.raw)
 	must(t, err)
 	ev, err := userdata.Evaluate(context.Background(), parts, userdata.Options{
-		Image:    map[string]userdata.File{userdata.BootstrapPath: {Data: assets.BootstrapShim, Mode: 0o755}},
+		Image:    map[string]userdata.File{userdata.BootstrapPath: {Data: assets.BootstrapShim(), Mode: 0o755}},
 		Metadata: simulatedMetadata("m5.large", "us-west-2"),
 	})
 	must(t, err)
