@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -184,7 +185,35 @@ func parseType(v string) (string, map[string]string, error) {
 	if err != nil && mt == "" {
 		return "", nil, err
 	}
+	if errors.Is(err, mime.ErrInvalidMediaParameter) {
+		params = lenientParams(v)
+	}
 	return strings.ToLower(mt), params, nil
+}
+
+// lenientParams reads the parameters of a Content-Type value the way cloud-init's
+// parser (Python's email package) does when they break RFC 2045: each "; name=value"
+// with surrounding space and quotes removed, so that eksctl's unquoted
+// "boundary=//" (a '/' is not allowed in a token) gives the boundary "//", as on a
+// node. Go's mime.ParseMediaType refuses such a value.
+func lenientParams(v string) map[string]string {
+	params := map[string]string{}
+	_, rest, _ := strings.Cut(v, ";")
+	for _, p := range strings.Split(rest, ";") {
+		name, value, ok := strings.Cut(p, "=")
+		if !ok {
+			continue
+		}
+		name = strings.ToLower(strings.TrimSpace(name))
+		value = strings.TrimSpace(value)
+		if len(value) >= 2 && value[0] == '"' && value[len(value)-1] == '"' {
+			value = value[1 : len(value)-1]
+		}
+		if _, seen := params[name]; name != "" && !seen {
+			params[name] = value
+		}
+	}
+	return params
 }
 
 // guessType is cloud-init's rule for a document without a Content-Type: by its start.

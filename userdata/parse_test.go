@@ -94,6 +94,10 @@ func TestParseLayers(t *testing.T) {
 		{"multipart with base64 and gzip parts", mime, "text/x-shellscript application/node.eks.aws"},
 		{"gzip of multipart", gz(t, mime), "text/x-shellscript application/node.eks.aws"},
 		{"cloud-config", []byte("#cloud-config\nruncmd: []\n"), "text/cloud-config"},
+		// eksctl's managed AL2 user data: an unquoted boundary with '/', which
+		// cloud-init reads and RFC 2045 (so mime.ParseMediaType) does not allow.
+		{"unquoted boundary=//", []byte("MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=//\n\n--//\nContent-Type: text/x-shellscript\n\n" +
+			string(script) + "--//\nContent-Type: text/x-shellscript\n\necho two\n--//--\n"), "text/x-shellscript text/x-shellscript"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			parts, err := Parse(tc.in)
