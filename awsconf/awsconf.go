@@ -80,6 +80,10 @@ type Options struct {
 	Getenv func(string) string
 	// ReadFile reads the CA bundle; nil means os.ReadFile.
 	ReadFile func(string) ([]byte, error)
+	// Credentials, when set, is used when AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY
+	// are not both set, instead of the instance profile (render --discover: the
+	// caller's own credentials, off a node).
+	Credentials aws.CredentialsProvider
 }
 
 // Load returns the config for opts. Credentials come from AWS_ACCESS_KEY_ID and
@@ -139,6 +143,8 @@ func Load(opts Options) (aws.Config, error) {
 	switch id, secret := getenv(EnvAccessKeyID), getenv(EnvSecretAccessKey); {
 	case id != "" && secret != "":
 		cfg.Credentials = aws.NewCredentialsCache(credentials.NewStaticCredentialsProvider(id, secret, getenv(EnvSessionToken)))
+	case opts.Credentials != nil:
+		cfg.Credentials = aws.NewCredentialsCache(opts.Credentials)
 	case strings.EqualFold(getenv(EnvIMDSDisabled), "true"):
 		cfg.Credentials = aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
 			return aws.Credentials{}, fmt.Errorf("no AWS credentials: %s and %s are not both set, and %s=true turns off the instance profile", EnvAccessKeyID, EnvSecretAccessKey, EnvIMDSDisabled)

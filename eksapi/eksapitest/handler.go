@@ -55,6 +55,11 @@ type errorJSON struct {
 }
 
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	_, cred, _ := strings.Cut(r.Header.Get("Authorization"), "Credential=")
+	key, _, _ := strings.Cut(cred, "/")
+	s.mu.Lock()
+	s.accessKey = key
+	s.mu.Unlock()
 	status, body, hang := s.answer(r.Method, r.URL.Path, time.Now())
 	if hang {
 		select {

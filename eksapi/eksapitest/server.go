@@ -49,6 +49,7 @@ type Server struct {
 	tokens    float64
 	refilled  time.Time
 	calls     int
+	accessKey string // of the last request's SigV4 Authorization header
 	throttled int
 }
 
@@ -138,6 +139,14 @@ func (s *Server) Calls() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.calls
+}
+
+// LastAccessKey returns the access key ID that signed the last request (the
+// Credential= of its SigV4 Authorization header), "" when none did.
+func (s *Server) LastAccessKey() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.accessKey
 }
 
 // Throttled returns how many requests were answered with ThrottlingException.
