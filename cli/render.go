@@ -38,25 +38,40 @@ var errOffline = errors.New("not available: eksboot render is offline")
 // AWS or root: the user data's scripts evaluated on a simulated instance
 // (siminstance.Default with the given type and region), then the same bootstrap
 // run as init and bootstrap.sh, into memory.
-func runRender(prog string, args []string, stdout, stderr io.Writer) int {
-	var file, instanceType, region, kubeletVersion, profile string
-	var help, discover bool
+// renderFlags are render's options.
+type renderFlags struct {
+	file, instanceType, region, kubeletVersion, profile string
+	help, discover                                      bool
+}
+
+// flagSet binds render's flags to o.
+func (o *renderFlags) flagSet(prog string) *pflag.FlagSet {
 	fs := pflag.NewFlagSet(prog, pflag.ContinueOnError)
 	fs.SortFlags = false
 	fs.SetOutput(io.Discard)
-	fs.StringVar(&file, "user-data", "", "file with the user data, as the instance receives it (after EC2's base64)")
-	fs.StringVar(&instanceType, "instance-type", "", "instance type, such as m5.large")
-	fs.StringVar(&region, "region", "us-west-2", "region")
-	fs.StringVar(&kubeletVersion, "kubelet-version", "1.32.9", "kubelet version of the node image")
-	fs.StringVar(&profile, "image-profile", bootstrap.ProfileAL2, "the node image's kind: al2 or al2023")
-	fs.BoolVar(&discover, "discover", false, "look up with eks:DescribeCluster, with your own AWS credentials (the SDK's default chain: environment, profile, SSO), what the node would discover (the CA, the endpoint, the service CIDR) when the user data leaves it out")
-	fs.BoolVarP(&help, "help", "h", false, "print this help")
+	fs.StringVar(&o.file, "user-data", "", "file with the user data, as the instance receives it (after EC2's base64)")
+	fs.StringVar(&o.instanceType, "instance-type", "", "instance type, such as m5.large")
+	fs.StringVar(&o.region, "region", "us-west-2", "region")
+	fs.StringVar(&o.kubeletVersion, "kubelet-version", "1.32.9", "kubelet version of the node image")
+	fs.StringVar(&o.profile, "image-profile", bootstrap.ProfileAL2, "the node image's kind: al2 or al2023")
+	fs.BoolVar(&o.discover, "discover", false, "look up with eks:DescribeCluster, with your own AWS credentials (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, else aws configure export-credentials), what the node would discover (the CA, the endpoint, the service CIDR) when the user data leaves it out")
+	fs.BoolVarP(&o.help, "help", "h", false, "print this help")
+	return fs
+}
+
+// renderAbout is render's paragraph of help.
+const renderAbout = "Prints the files and kubelet flags a node launched with this user data would get: its scripts and cloud-config are evaluated on a simulated instance, running nothing on this host (offline unless --discover)."
+
+func runRender(prog string, args []string, stdout, stderr io.Writer) int {
+	var o renderFlags
+	fs := o.flagSet(prog)
 	if err := fs.Parse(args); err != nil {
 		fmt.Fprintf(stderr, "%s: %v (see --help)\n", prog, err)
 		return exitUsage
 	}
-	if help {
-		fmt.Fprintf(stdout, "Usage: %s --user-data FILE --instance-type TYPE [--region R] [--discover]\n\nPrints the files and kubelet flags a node launched with this user data would get: its scripts and cloud-config are evaluated on a simulated instance, running nothing on this host (offline unless --discover).\n\nOptions:\n%s", prog, fs.FlagUsages())
+	file, instanceType, region, kubeletVersion, profile, discover := o.file, o.instanceType, o.region, o.kubeletVersion, o.profile, o.discover
+	if o.help { // Main answers --help from the command registry; this is for direct calls
+		fmt.Fprintf(stdout, "Usage: %s --user-data FILE --instance-type TYPE [--region R] [--discover]\n\n%s\n\nOptions:\n%s", prog, renderAbout, fs.FlagUsages())
 		return exitOK
 	}
 	if file == "" || instanceType == "" || fs.NArg() > 0 {

@@ -14,8 +14,6 @@ package flaghelp
 import (
 	"fmt"
 	"io"
-	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -168,40 +166,4 @@ func Wrap(text string, width int) []string {
 		lines = append(lines, line)
 	}
 	return lines
-}
-
-// usageLine is one flag's line of pflag's FlagUsages: "  -h, --help[=true|false]   text",
-// "      --region string   text (default "us-west-2")".
-var usageLine = regexp.MustCompile(`^  (?:-(\w), |    )--([A-Za-z0-9][A-Za-z0-9_-]*)(\[=[^\]]*\])?(?: (\S+(?: \S+)*))?\s{2,}(.*)$`)
-
-// defaultSuffix is pflag's " (default X)" at the end of a usage.
-var defaultSuffix = regexp.MustCompile(` \(default ("(?:[^"\\]|\\.)*"|[^()]*)\)$`)
-
-// ParseUsages reads back the flags of a command's help text in pflag's FlagUsages
-// format, for a command whose FlagSet is not reachable: its own --help output is then
-// the definition. Lines that are not flag lines are skipped.
-func ParseUsages(text string) []Flag {
-	var out []Flag
-	for _, line := range strings.Split(text, "\n") {
-		m := usageLine.FindStringSubmatch(line)
-		if m == nil {
-			continue
-		}
-		f := Flag{Shorthand: m[1], Name: m[2], Type: m[4], Usage: strings.TrimSpace(m[5])}
-		switch {
-		case m[3] == "[=true|false]":
-			f.Type = ""
-		case strings.Contains(f.Type, " "):
-			f.Type = "string" // pflag's name from a back-quoted phrase of the usage
-		}
-		if d := defaultSuffix.FindStringSubmatch(f.Usage); d != nil {
-			f.Usage = strings.TrimSuffix(f.Usage, d[0])
-			f.Default = d[1]
-			if u, err := strconv.Unquote(d[1]); err == nil {
-				f.Default = u
-			}
-		}
-		out = append(out, f)
-	}
-	return out
 }

@@ -75,19 +75,3 @@ func TestWrap(t *testing.T) {
 		}
 	}
 }
-
-// TestParseUsagesReadsPflagsOwnHelp: what pflag prints reads back as the flags that
-// Flags returns (but for a usage with a back-quoted word, which pflag rewrites).
-func TestParseUsagesReadsPflagsOwnHelp(t *testing.T) {
-	fs := testFlags()
-	want := Flags(fs)
-	for i := range want {
-		want[i].Values = nil // annotations are not in the help text
-	}
-	// pflag takes a back-quoted phrase of the usage as the value's name, unquoted.
-	want[0].Usage = strings.ReplaceAll(want[0].Usage, "`", "")
-	got := ParseUsages(fs.FlagUsages())
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("ParseUsages =\n%+v\nwant\n%+v", got, want)
-	}
-}
