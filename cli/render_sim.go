@@ -2,21 +2,15 @@ package cli
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
-	"math/big"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/eksboot/eksboot/eksapi"
+	"github.com/eksboot/eksboot/internal/selfsigned"
 	"github.com/eksboot/eksboot/internal/siminstance"
 )
 
@@ -78,20 +72,11 @@ const (
 
 // placeholderCA is a throw-away CA certificate (PEM) standing for the cluster's.
 var placeholderCA = sync.OnceValue(func() []byte {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	der, err := selfsigned.CA("placeholder: the cluster CA from eks:DescribeCluster", time.Unix(0, 0), time.Unix(0, 0).AddDate(100, 0, 0))
 	if err != nil {
-		panic(err)
+		panic(err) // only if the system's random source fails
 	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "placeholder: the cluster CA from eks:DescribeCluster"},
-		NotBefore: time.Unix(0, 0), NotAfter: time.Unix(0, 0).AddDate(100, 0, 0), IsCA: true, BasicConstraintsValid: true,
-		KeyUsage: x509.KeyUsageCertSign,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		panic(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	return selfsigned.PEM(der)
 })
 
 // discovery is render's EKS: placeholders offline, the caller's own credentials

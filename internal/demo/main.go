@@ -13,18 +13,11 @@ package main
 
 import (
 	"bytes"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/base64"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
-	"math/big"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,6 +29,7 @@ import (
 	"github.com/eksboot/eksboot/ec2api/ec2test"
 	"github.com/eksboot/eksboot/imds/imdstest"
 	"github.com/eksboot/eksboot/internal/imagefixture"
+	"github.com/eksboot/eksboot/internal/selfsigned"
 )
 
 // The image profiles the demo simulates, with eksboot's names for them.
@@ -109,10 +103,11 @@ func demo(o options, stdout, stderr io.Writer) error {
 	}
 	defer ec2.Close()
 	ec2.AddInstance(inst.InstanceID, inst.LocalHostname)
-	ca, err := throwawayCA()
+	der, err := selfsigned.CA("kubernetes", time.Now().Add(-time.Hour), time.Now().Add(24*time.Hour))
 	if err != nil {
 		return err
 	}
+	ca := selfsigned.PEM(der)
 	dir, err := os.MkdirTemp("", "eksboot-demo-")
 	if err != nil {
 		return err
@@ -220,26 +215,4 @@ func printTree(w io.Writer, dir string, before map[string][]byte) error {
 		fmt.Fprintf(w, "%s\n", b)
 	}
 	return nil
-}
-
-// throwawayCA returns a self-signed CA certificate in PEM whose key is discarded.
-func throwawayCA() ([]byte, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, err
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "kubernetes"},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(24 * time.Hour),
-		IsCA:                  true,
-		BasicConstraintsValid: true,
-		KeyUsage:              x509.KeyUsageCertSign,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		return nil, err
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), nil
 }

@@ -7,19 +7,15 @@
 package testtools
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"fmt"
-	"math/big"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
 	"testing"
 	"time"
+
+	"github.com/eksboot/eksboot/internal/selfsigned"
 )
 
 // RequireEnv is the environment variable that, set to "1" (CI sets it), turns a
@@ -106,15 +102,7 @@ func CompareTrees(t testing.TB, got, want map[string]string) {
 // tests of values that must (or must never) be a certificate.
 func SelfSignedCA(t testing.TB) []byte {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "kubernetes"},
-		NotBefore: time.Now(), NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	der, err := selfsigned.CA("kubernetes", time.Now(), time.Now().Add(time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
