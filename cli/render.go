@@ -7,9 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -331,24 +328,6 @@ func (e offlineEC2) PrivateDNSName(context.Context, string) (string, error) { re
 
 func (offlineEC2) InstanceTypeInfo(context.Context, string) (maxpods.TypeInfo, error) {
 	return maxpods.TypeInfo{}, errOffline
-}
-
-// readTree reads every file under dir as node path -> content.
-func readTree(dir string) (map[string][]byte, error) {
-	tree := map[string][]byte{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		tree["/"+filepath.ToSlash(rel)] = b
-		return nil
-	})
-	return tree, err
 }
 
 // printRender prints the files in path order (the CA as its digest), the flags, and
