@@ -75,9 +75,9 @@ func run(t *testing.T, env map[string]string, argv0 string, args ...string) (int
 	return 0, "", ""
 }
 
-// startCase starts the fakes of a golden case and returns the environment and the
-// arguments (the case's, plus the root and the fake IMDS) for the binary.
-func startCase(t *testing.T, name, root string) (map[string]string, []string) {
+// startFakes loads the golden case name and starts its fakes, closed when the test
+// ends.
+func startFakes(t testing.TB, name string) (goldencase.Case, *goldencase.Fakes) {
 	t.Helper()
 	c, err := goldencase.Load(filepath.Join(goldenDir, name))
 	if err != nil {
@@ -88,6 +88,14 @@ func startCase(t *testing.T, name, root string) (map[string]string, []string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(fakes.Close)
+	return c, fakes
+}
+
+// startCase starts the fakes of a golden case and returns the environment and the
+// arguments (the case's, plus the root and the fake IMDS) for the binary.
+func startCase(t *testing.T, name, root string) (map[string]string, []string) {
+	t.Helper()
+	c, fakes := startFakes(t, name)
 	if err := c.WriteFiles(root); err != nil {
 		t.Fatal(err)
 	}

@@ -2,11 +2,8 @@ package main
 
 import (
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/eksboot/eksboot/internal/goldencase"
 )
 
 // TestNonPrintableExtraArgsAskNothing: a --kubelet-extra-args with a C1 control
@@ -21,15 +18,7 @@ func TestNonPrintableExtraArgsAskNothing(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			root := t.TempDir()
-			c, err := goldencase.Load(filepath.Join(goldenDir, "01-m5large-usw2-vpc192"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			fakes, err := c.Start()
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(fakes.Close)
+			c, fakes := startFakes(t, "01-m5large-usw2-vpc192")
 			a := append(append([]string{"bootstrap"}, c.Args...), "--root", root, "--no-restart",
 				"--kubelet-version", c.KubeletVersion, "--imds-endpoint", fakes.IMDS.URL(), "--kubelet-extra-args", args)
 			code, _, stderr := run(t, fakes.Env(), "", a...)

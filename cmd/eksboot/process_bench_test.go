@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/eksboot/eksboot/imds/imdstest"
-	"github.com/eksboot/eksboot/internal/goldencase"
 	"github.com/eksboot/eksboot/internal/testtools"
 )
 
@@ -56,15 +55,7 @@ func BenchmarkProcess(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	c, err := goldencase.Load(filepath.Join(goldenDir, "01-m5large-usw2-vpc192"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	fakes, err := c.Start()
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(fakes.Close)
+	c, fakes := startFakes(b, "01-m5large-usw2-vpc192")
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + b.TempDir()}
 	for k, v := range fakes.Env() {
 		env = append(env, k+"="+v)

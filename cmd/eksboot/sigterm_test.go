@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/eksboot/eksboot/imds/imdstest"
-	"github.com/eksboot/eksboot/internal/goldencase"
 )
 
 // TestAStopSignalEndsABlockedRun starts the binary where a run blocks, sends SIGTERM
@@ -53,15 +52,7 @@ func TestAStopSignalEndsABlockedRun(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()
-			c, err := goldencase.Load(filepath.Join(goldenDir, "01-m5large-usw2-vpc192"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			fakes, err := c.Start()
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(fakes.Close)
+			c, fakes := startFakes(t, "01-m5large-usw2-vpc192")
 			if err := c.WriteFiles(root); err != nil {
 				t.Fatal(err)
 			}
@@ -124,6 +115,7 @@ func TestAStopSignalEndsABlockedRun(t *testing.T) {
 			if err := cmd.Process.Signal(tc.sig); err != nil {
 				t.Fatal(err)
 			}
+			var err error
 			select {
 			case err = <-done:
 			case <-time.After(5 * time.Second):
