@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -27,39 +26,23 @@ func simulatedInstance(instanceType, region string) siminstance.Instance {
 }
 
 // simulatedMetadata answers the user data's IMDS reads (paths after /latest/) as the
-// simulated instance: an on-demand instance. Paths it has no value for (tags,
-// credentials, spot actions) are known only at boot.
+// simulated instance's metadata service would (siminstance.Paths, which the fake IMDS
+// serves too): an on-demand instance. Paths it has no value for (tags, credentials,
+// spot actions) are known only at boot.
 func simulatedMetadata(instanceType, region string) func(string) (string, bool) {
 	inst := simulatedInstance(instanceType, region)
-	md := map[string]string{
-		"ami-id": inst.AMIID, "instance-id": inst.InstanceID, "instance-type": inst.InstanceType,
-		"local-ipv4": inst.LocalIPv4, "local-hostname": inst.LocalHostname, "hostname": inst.LocalHostname,
-		"mac": inst.MAC, "instance-life-cycle": "on-demand",
-		"placement/region": inst.Region, "placement/availability-zone": inst.AvailabilityZone,
-		"placement/availability-zone-id": inst.AvailabilityZoneID,
-		"services/domain":                inst.Domain, "services/partition": inst.Partition,
+	onDemand := "on-demand"
+	inst.Overrides = map[string]*string{"latest/meta-data/instance-life-cycle": &onDemand}
+	paths, err := siminstance.Paths(inst)
+	if err != nil {
+		panic(err) // the default instance has its VPC CIDR
 	}
-	ifp := "network/interfaces/macs/" + inst.MAC + "/"
-	for k, v := range map[string]string{
-		"device-number": "0", "interface-id": inst.InterfaceID, "local-ipv4s": inst.LocalIPv4,
-		"local-hostname": inst.LocalHostname, "mac": inst.MAC, "owner-id": inst.AccountID, "subnet-id": inst.SubnetID,
-		"subnet-ipv4-cidr-block": inst.SubnetIPv4CIDRBlock, "vpc-id": inst.VPCID,
-		"vpc-ipv4-cidr-block": inst.VPCIPv4CIDRBlocks[0], "vpc-ipv4-cidr-blocks": strings.Join(inst.VPCIPv4CIDRBlocks, "\n"),
-	} {
-		md[ifp+k] = v
-	}
-	md["network/interfaces/macs"] = inst.MAC + "/"
-	doc, _ := json.MarshalIndent(map[string]string{
-		"accountId": inst.AccountID, "architecture": "x86_64", "availabilityZone": inst.AvailabilityZone,
-		"imageId": inst.AMIID, "instanceId": inst.InstanceID, "instanceType": inst.InstanceType,
-		"privateIp": inst.LocalIPv4, "region": inst.Region, "version": "2017-09-30",
-	}, "", "  ")
 	return func(p string) (string, bool) {
-		if p == "dynamic/instance-identity/document" {
-			return string(doc), true
+		v, ok := paths["latest/"+p]
+		if !ok { // a folder asked without its trailing "/", which IMDS answers too
+			v, ok = paths["latest/"+p+"/"]
 		}
-		v, ok := md[strings.TrimPrefix(p, "meta-data/")]
-		return v, ok && strings.HasPrefix(p, "meta-data/")
+		return v, ok
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/eksboot/eksboot/internal/fakehttp"
+	"github.com/eksboot/eksboot/internal/siminstance"
 )
 
 // Token is the session token PUT /latest/api/token hands out until tokens
@@ -123,7 +124,7 @@ func (s *Server) Requests() []Request {
 func (s *Server) SetOverride(path string, body *string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	applyOverride(s.tree, path, body)
+	siminstance.ApplyOverride(s.tree, path, body)
 }
 
 // SetHang makes requests for path (with or without a leading "/", any method)
