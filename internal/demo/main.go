@@ -26,16 +26,11 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/eksboot/eksboot/bootstrap"
 	"github.com/eksboot/eksboot/ec2api/ec2test"
 	"github.com/eksboot/eksboot/imds/imdstest"
 	"github.com/eksboot/eksboot/internal/imagefixture"
 	"github.com/eksboot/eksboot/internal/selfsigned"
-)
-
-// The image profiles the demo simulates, with eksboot's names for them.
-const (
-	profileAL2    = "al2"
-	profileAL2023 = "al2023"
 )
 
 // usageLine is the demo's synopsis, shown by --help and after a usage error.
@@ -54,7 +49,7 @@ type options struct {
 
 // run parses args and runs the demo: exit 0, 1 when the demo failed, 2 for usage.
 func run(args []string, stdout, stderr io.Writer) int {
-	o := options{binary: "bin/eksboot", profile: profileAL2023}
+	o := options{binary: "bin/eksboot", profile: bootstrap.ProfileAL2023}
 	flags := pflag.NewFlagSet("demo", pflag.ContinueOnError)
 	flags.SetOutput(io.Discard)
 	flags.StringVar(&o.binary, "binary", o.binary, "the eksboot binary to run (make build writes bin/eksboot)")
@@ -71,7 +66,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case flags.NArg() > 0:
 		fmt.Fprintf(stderr, "demo: unexpected arguments %q (%s)\n", flags.Args(), usageLine)
 		return 2
-	case o.profile != profileAL2 && o.profile != profileAL2023:
+	case o.profile != bootstrap.ProfileAL2 && o.profile != bootstrap.ProfileAL2023:
 		fmt.Fprintf(stderr, "demo: --image-profile %q: want al2 or al2023\n", o.profile)
 		return 2
 	}
@@ -116,7 +111,7 @@ func demo(o options, stdout, stderr io.Writer) error {
 		defer os.RemoveAll(dir)
 	}
 	kubelet, image := "v1.32.9-eks-113cf36", "a bare root (the AL2 layout)"
-	if o.profile == profileAL2023 {
+	if o.profile == bootstrap.ProfileAL2023 {
 		kubelet, image = "v1.35.1-eks-113cf36", "an Amazon Linux 2023 EKS image"
 		if err := (imagefixture.AL2023{KubeletVersion: kubelet}).Write(dir); err != nil {
 			return err
