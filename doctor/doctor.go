@@ -25,6 +25,7 @@ import (
 	"io"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -198,13 +199,13 @@ func (d *run) checkCtx() (context.Context, context.CancelFunc) {
 // eksToken is the shape of an EKS bearer token (aws-iam-authenticator's and `aws eks
 // get-token`'s: a presigned STS URL, base64url), which is redacted wherever it shows,
 // known or not (a plugin that fails may print one).
-var eksToken = regexp.MustCompile(`k8s-aws-v1\.[A-Za-z0-9_=-]+`)
+var eksToken = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`k8s-aws-v1\.[A-Za-z0-9_=-]+`) })
 
 // redact removes the secrets met so far, and anything shaped like an EKS token, from
 // s. Checks redact what they quote from outside (a plugin's stderr, journal lines)
 // before they shorten it, so that no prefix of a secret survives.
 func (d *run) redact(s string) string {
-	s = eksToken.ReplaceAllString(s, "(redacted)")
+	s = eksToken().ReplaceAllString(s, "(redacted)")
 	if len(d.secrets) == 0 {
 		return s
 	}

@@ -15,6 +15,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/eksboot/eksboot/internal/quote"
@@ -191,12 +192,14 @@ func (d *run) checkTokenAccepted() {
 
 // Kubelet journal lines that mean the API server refused it.
 var (
-	forbiddenUser = regexp.MustCompile(`forbidden: User \\?"([^"\\]+)\\?"`)
+	forbiddenUser = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`forbidden: User \\?"([^"\\]+)\\?"`) })
 	// unauthorizedLine is the API server's 401 as client-go reports it (err="Unauthorized",
 	// "failed to list *v1.Node: Unauthorized"), a word of its own: the kubelet also logs
 	// its configuration, whose cacheUnauthorizedTTL is not a refusal.
-	unauthorizedLine = regexp.MustCompile(`\bUnauthorized\b|the server has asked for the client to provide credentials`)
-	forbiddenLine    = regexp.MustCompile(`\bforbidden\b`)
+	unauthorizedLine = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`\bUnauthorized\b|the server has asked for the client to provide credentials`)
+	})
+	forbiddenLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\bforbidden\b`) })
 )
 
 // checkKubeletAuthLines reads the kubelet's journal since it last started.
@@ -211,15 +214,15 @@ func (d *run) checkKubeletAuthLines() {
 	for _, e := range entries {
 		m := e.Message
 		switch {
-		case unauthorizedLine.MatchString(m):
+		case unauthorizedLine().MatchString(m):
 			unauthorized = append(unauthorized, e)
 		case strings.Contains(m, `User "system:anonymous"`) || strings.Contains(m, `User \"system:anonymous\"`):
 			anonymous = append(anonymous, e)
-		case forbiddenLine.MatchString(m) && !strings.Contains(m, "no relationship found between node"):
+		case forbiddenLine().MatchString(m) && !strings.Contains(m, "no relationship found between node"):
 			// The node authorizer's "no relationship found" lines are normal while pods are
 			// being bound to the node.
 			forbidden = append(forbidden, e)
-			if u := forbiddenUser.FindStringSubmatch(m); u != nil && !contains(users, u[1]) {
+			if u := forbiddenUser().FindStringSubmatch(m); u != nil && !contains(users, u[1]) {
 				users = append(users, u[1])
 			}
 		}

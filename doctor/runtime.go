@@ -6,10 +6,10 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/resource"
-
+	"github.com/eksboot/eksboot/kubeletconf"
 	"github.com/eksboot/eksboot/maxpods"
 )
 
@@ -18,7 +18,7 @@ const runtimeGroup = "runtime"
 // Node paths the runtime checks read.
 const (
 	KubeletConfigPath = "/etc/kubernetes/kubelet/kubelet-config.json"
-	kubeletDropIns    = "/etc/systemd/system/kubelet.service.d"
+	kubeletDropIns    = kubeletconf.KubeletDropInDir
 	cniConfDir        = "/etc/cni/net.d"
 	defaultCRISocket  = "/run/containerd/containerd.sock"
 	nodefsPath        = "/var/lib/kubelet"
@@ -116,7 +116,9 @@ func (d *run) checkUnit(unit, name string) {
 // failureLine recognises a line that says why a unit failed: journald priority err
 // or worse, klog's E and F lines, logfmt's error and fatal levels, and systemd's
 // own lines about the unit's process.
-var failureLine = regexp.MustCompile(`^[EF]\d{4} |level=(error|fatal)|Main process exited|Failed with result|failed to run Kubelet|command failed`)
+var failureLine = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[EF]\d{4} |level=(error|fatal)|Main process exited|Failed with result|failed to run Kubelet|command failed`)
+})
 
 // lastFailure is the unit's last journal line that says why it failed.
 func (d *run) lastFailure(unit string) string {
@@ -141,7 +143,7 @@ func (d *run) lastFailure(unit string) string {
 	var systemd string
 	for i := len(entries) - 1; i >= 0; i-- {
 		e := entries[i]
-		if e.Priority >= 0 && e.Priority <= 3 || failureLine.MatchString(e.Message) {
+		if e.Priority >= 0 && e.Priority <= 3 || failureLine().MatchString(e.Message) {
 			if e.Identifier == "systemd" {
 				if systemd == "" {
 					systemd = e.Message
@@ -276,11 +278,8 @@ func threshold(v string, total uint64) (uint64, bool) {
 		}
 		return uint64(f * float64(total) / 100), true
 	}
-	q, err := resource.ParseQuantity(v)
-	if err != nil {
-		return 0, false
-	}
-	return uint64(q.Value()), true
+	n, ok := kubeletconf.QuantityValue(v)
+	return uint64(n), ok
 }
 
 func human(n uint64, unit string) string {
@@ -298,7 +297,7 @@ func joinNonEmpty(a, b string) string {
 }
 
 // maxPodsFlag is the kubelet's --max-pods in a drop-in.
-var maxPodsFlag = regexp.MustCompile(`--max-pods[= ]([0-9]+)`)
+var maxPodsFlag = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`--max-pods[= ]([0-9]+)`) })
 
 // checkMaxPods: max pods against the pod addresses of the instance type's ENIs.
 func (d *run) checkMaxPods(fromConfig int) {
@@ -309,7 +308,7 @@ func (d *run) checkMaxPods(fromConfig int) {
 		if err != nil {
 			continue
 		}
-		if m := maxPodsFlag.FindAllStringSubmatch(string(b), -1); m != nil {
+		if m := maxPodsFlag().FindAllStringSubmatch(string(b), -1); m != nil {
 			max, _ = strconv.Atoi(m[len(m)-1][1])
 			source = kubeletDropIns + "/" + n
 		}

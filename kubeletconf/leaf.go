@@ -1,8 +1,11 @@
 package kubeletconf
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"math"
+	"math/big"
 	"strconv"
 	"strings"
 	"time"
@@ -202,4 +205,95 @@ func (q *Quantity) UnmarshalJSON(b []byte) error {
 	}
 	*q = v
 	return nil
+}
+
+// QuantityValue returns the value of the quantity s, a size, rounded up to an
+// integer as resource.Quantity's Value does ("1Gi" is 1073741824, "1.1k" 1100,
+// "500m" 1), false when s is not a quantity or is negative (a size never is, and
+// upstream rounds negative fractions by its own rules). The arithmetic is exact
+// (math/big); values beyond int64 saturate, and an exponent suffix beyond ±40 is
+// taken as ±40, which saturates or rounds to 1 as well. FuzzQuantity holds it to upstream's
+// Value.
+func QuantityValue(s string) (int64, bool) {
+	if !isQuantity(s) {
+		return 0, false
+	}
+	i := 0
+	if s[0] == '+' || s[0] == '-' {
+		i++
+	}
+	var digits strings.Builder
+	scale, dot := 0, false // the number is digits × 10^scale
+	for ; i < len(s) && (s[i] >= '0' && s[i] <= '9' || s[i] == '.'); i++ {
+		if s[i] == '.' {
+			dot = true
+			continue
+		}
+		digits.WriteByte(s[i])
+		if dot {
+			scale--
+		}
+	}
+	ds := digits.String()
+	for dot && scale < 0 && strings.HasSuffix(ds, "0") { // 1.000… is 1
+		ds, scale = ds[:len(ds)-1], scale+1
+	}
+	mantissa, ok := new(big.Int).SetString(cmp.Or(ds, "0"), 10)
+	if !ok {
+		return 0, false
+	}
+	exp, bin, ok := suffixScale(s[i:])
+	if !ok {
+		return 0, false
+	}
+	scale += exp
+	v := new(big.Rat).SetInt(mantissa)
+	ten := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(abs(scale))), nil)
+	if scale >= 0 {
+		v.Mul(v, new(big.Rat).SetInt(ten))
+	} else {
+		v.Quo(v, new(big.Rat).SetInt(ten))
+	}
+	v.Mul(v, new(big.Rat).SetInt(new(big.Int).Lsh(big.NewInt(1), uint(bin))))
+	// Round up away from zero: the ceiling of the magnitude.
+	q, r := new(big.Int).QuoRem(v.Num(), v.Denom(), new(big.Int))
+	if r.Sign() != 0 {
+		q.Add(q, big.NewInt(1))
+	}
+	if !q.IsInt64() {
+		q.SetInt64(math.MaxInt64)
+	}
+	if s[0] == '-' && q.Sign() != 0 {
+		return 0, false
+	}
+	return q.Int64(), true
+}
+
+// decimalSuffixes are the SI suffixes and their powers of ten.
+var decimalSuffixes = map[string]int{"n": -9, "u": -6, "m": -3, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
+
+// suffixScale returns what a quantity's suffix multiplies by: 10^exp and 2^bin;
+// an exponent suffix beyond ±40 is taken as ±40.
+func suffixScale(suffix string) (exp, bin int, ok bool) {
+	switch suffix {
+	case "":
+		return 0, 0, true
+	case "Ki", "Mi", "Gi", "Ti", "Pi", "Ei":
+		return 0, 10 * (1 + strings.IndexByte("KMGTPE", suffix[0])), true
+	}
+	if e, ok := decimalSuffixes[suffix]; ok {
+		return e, 0, true
+	}
+	e, err := strconv.ParseInt(suffix[1:], 10, 64) // e/E and a signed exponent
+	if err != nil {
+		return 0, 0, false
+	}
+	return int(max(-40, min(40, e))), 0, true
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
 }
