@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/eksboot/eksboot/userdata"
+	"github.com/eksboot/eksboot/nodeconfig"
 )
 
 // TestExtraArgsMustBePrintable checks that --kubelet-extra-args and
@@ -40,9 +40,9 @@ func TestExtraArgsMustBePrintable(t *testing.T) {
 			if !errors.As(err, &ue) || !strings.Contains(err.Error(), "--kubelet-extra-args: "+tc.want) {
 				t.Errorf("Validate: %v; want a UsageError with %q", err, "--kubelet-extra-args: "+tc.want)
 			}
-			nc := &userdata.NodeConfig{Spec: userdata.Spec{
-				Cluster: userdata.Cluster{Name: "c", APIServerEndpoint: "https://x.example", CertificateAuthority: base64.StdEncoding.EncodeToString(testCA(t)), CIDR: "10.100.0.0/16"},
-				Kubelet: userdata.Kubelet{Flags: []string{"--v=2", tc.args}},
+			nc := &nodeconfig.NodeConfig{Spec: nodeconfig.Spec{
+				Cluster: nodeconfig.Cluster{Name: "c", APIServerEndpoint: "https://x.example", CertificateAuthority: base64.StdEncoding.EncodeToString(testCA(t)), CIDR: "10.100.0.0/16"},
+				Kubelet: nodeconfig.Kubelet{Flags: []string{"--v=2", tc.args}},
 			}}
 			_, err = FromNodeConfig(nc, DefaultSettings())
 			if !errors.As(err, &ue) || !strings.Contains(err.Error(), "spec.kubelet.flags[1]: "+tc.want) {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/eksboot/eksboot/userdata"
+	"github.com/eksboot/eksboot/nodeconfig"
 )
 
 // TestErrorsNeverEchoACertificate passes a CA (base64 of its PEM, or of its DER) to
@@ -55,7 +55,7 @@ func TestErrorsNeverEchoACertificate(t *testing.T) {
 		})
 		for _, field := range []string{"name", "apiServerEndpoint", "cidr"} {
 			t.Run("spec.cluster."+field, func(t *testing.T) {
-				cl := userdata.Cluster{Name: "c", APIServerEndpoint: "https://x.example", CertificateAuthority: b64, CIDR: "10.100.0.0/16"}
+				cl := nodeconfig.Cluster{Name: "c", APIServerEndpoint: "https://x.example", CertificateAuthority: b64, CIDR: "10.100.0.0/16"}
 				switch field {
 				case "name":
 					cl.Name = ca
@@ -64,7 +64,7 @@ func TestErrorsNeverEchoACertificate(t *testing.T) {
 				case "cidr":
 					cl.CIDR = ca
 				}
-				_, err := FromNodeConfig(&userdata.NodeConfig{Spec: userdata.Spec{Cluster: cl}}, DefaultSettings())
+				_, err := FromNodeConfig(&nodeconfig.NodeConfig{Spec: nodeconfig.Spec{Cluster: cl}}, DefaultSettings())
 				check(t, err, ca)
 			})
 		}
@@ -111,27 +111,27 @@ func TestErrorsAreOneReadableLine(t *testing.T) {
 		}
 	})
 	t.Run("5,000 NodeConfig parts", func(t *testing.T) {
-		var sources []userdata.Source
+		var sources []nodeconfig.Source
 		for i := range 5000 {
-			sources = append(sources, userdata.Source{
+			sources = append(sources, nodeconfig.Source{
 				Where: fmt.Sprintf("part %d (application/node.eks.aws)", i+1),
 				Body:  []byte("apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec:\n  cluster:\n    unknownField: " + huge[:1000] + "\n"),
 			})
 		}
-		_, err := userdata.DecodeAndMerge(sources)
+		_, err := nodeconfig.DecodeAndMerge(sources)
 		if err == nil || len(err.Error()) > 2048 || !strings.HasSuffix(err.Error(), "; and 4990 more") {
 			t.Errorf("error is %d bytes: %.500q", len(fmt.Sprint(err)), err)
 		}
 	})
 	t.Run("long unknown key", func(t *testing.T) {
-		_, err := userdata.DecodeNodeConfigs([]byte("apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec:\n  "+huge[:1000]+": 1\n"), "part 1 (application/node.eks.aws)")
+		_, err := nodeconfig.DecodeNodeConfigs([]byte("apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec:\n  "+huge[:1000]+": 1\n"), "part 1 (application/node.eks.aws)")
 		want := `part 1 (application/node.eks.aws): spec."cccccccccccccccccccccccccccccccccccccccc"…(1000 bytes): unknown field`
 		if err == nil || err.Error() != want {
 			t.Errorf("error %.300q, want %q", err, want)
 		}
 	})
 	t.Run("long wrong-typed value", func(t *testing.T) {
-		_, err := userdata.DecodeNodeConfigs([]byte("apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec:\n  kubelet:\n    flags: "+huge+"\n"), "f")
+		_, err := nodeconfig.DecodeNodeConfigs([]byte("apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec:\n  kubelet:\n    flags: "+huge+"\n"), "f")
 		want := `f: spec.kubelet.flags: want a list, got the string "cccccccccccccccccccccccccccccccccccccccc"…(61440 bytes)`
 		if err == nil || err.Error() != want {
 			t.Errorf("error %.300q, want %q", err, want)

@@ -11,16 +11,16 @@ import (
 	"github.com/eksboot/eksboot/internal/quote"
 	"github.com/eksboot/eksboot/kubeletconf"
 	"github.com/eksboot/eksboot/maxpods/expr"
-	"github.com/eksboot/eksboot/userdata"
+	"github.com/eksboot/eksboot/nodeconfig"
 )
 
 // FromNodeConfig is the NodeConfig front end: it turns a merged NodeConfig
-// (node.eks.aws/v1alpha1, userdata.DecodeAndMerge) and the run's settings into the
+// (node.eks.aws/v1alpha1, nodeconfig.DecodeAndMerge) and the run's settings into the
 // typed, validated configuration that Run takes, the same Config FromFlags gives for
 // bootstrap.sh's command line. Values go straight into their types; nothing becomes a
 // flag string to be parsed again. Every problem is reported at once, each naming its
 // spec.* field, as one UsageError. Fields eksboot cannot honour are rejected by name.
-func FromNodeConfig(nc *userdata.NodeConfig, s Settings) (*Config, error) {
+func FromNodeConfig(nc *nodeconfig.NodeConfig, s Settings) (*Config, error) {
 	c := &Config{
 		Settings:              s,
 		UseMaxPods:            true,
@@ -56,7 +56,7 @@ func FromFlags(args []string, getenv func(string) string) (c *Config, help bool,
 }
 
 // fromCluster reads spec.cluster, for FromNodeConfig.
-func (c *Config) fromCluster(cl userdata.Cluster, bad func(string, ...any), unsupported func(string)) {
+func (c *Config) fromCluster(cl nodeconfig.Cluster, bad func(string, ...any), unsupported func(string)) {
 	c.ClusterName, c.ClusterID = cl.Name, cl.ID
 	if cl.Name == "" {
 		bad("spec.cluster.name: required field missing")
@@ -98,7 +98,7 @@ func (c *Config) fromCluster(cl userdata.Cluster, bad func(string, ...any), unsu
 // fromKubelet reads spec.kubelet: the flags, one argument each, the partial
 // configuration (decoded once against the kubelet's type; its fields are returned,
 // zero when absent or invalid) and the max pods expression, for FromNodeConfig.
-func (c *Config) fromKubelet(kl userdata.Kubelet, bad func(string, ...any)) kubeletconf.OverlayFields {
+func (c *Config) fromKubelet(kl nodeconfig.Kubelet, bad func(string, ...any)) kubeletconf.OverlayFields {
 	c.KubeletFlags = slices.Clone(kl.Flags)
 	for i, f := range c.KubeletFlags {
 		if err := checkArgs(f); err != nil {
@@ -145,7 +145,7 @@ func (c *Config) fromKubelet(kl userdata.Kubelet, bad func(string, ...any)) kube
 
 // fromMaxPods reads spec.maxPods, eksboot's own field (how max pods is worked out),
 // and a maxPods of spec.kubelet.config, for FromNodeConfig.
-func (c *Config) fromMaxPods(mp userdata.MaxPods, fields kubeletconf.OverlayFields, bad func(string, ...any)) {
+func (c *Config) fromMaxPods(mp nodeconfig.MaxPods, fields kubeletconf.OverlayFields, bad func(string, ...any)) {
 	in := maxPodsInput{
 		Mode:                      cmp.Or(mp.Mode, modeENIMaxPods),
 		CustomNetworking:          val(mp.CustomNetworking, false),
@@ -170,7 +170,7 @@ func (c *Config) fromMaxPods(mp userdata.MaxPods, fields kubeletconf.OverlayFiel
 
 // fromInstance reads spec.containerd, spec.instance and spec.featureGates, for
 // FromNodeConfig.
-func (c *Config) fromInstance(sp userdata.Spec, bad func(string, ...any), unsupported func(string)) {
+func (c *Config) fromInstance(sp nodeconfig.Spec, bad func(string, ...any), unsupported func(string)) {
 	// spec.containerd: each part's TOML merged in order, and the base runtime spec.
 	for _, toml := range sp.Containerd.Configs {
 		c.ContainerdOverlays = append(c.ContainerdOverlays, kubeletconf.ContainerdOverlay{Name: "spec.containerd.config", TOML: toml})

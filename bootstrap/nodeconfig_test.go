@@ -8,22 +8,22 @@ import (
 
 	"github.com/eksboot/eksboot/kubeletconf"
 	"github.com/eksboot/eksboot/maxpods"
-	"github.com/eksboot/eksboot/userdata"
+	"github.com/eksboot/eksboot/nodeconfig"
 )
 
 // TestFromNodeConfig: every NodeConfig value lands in its typed Config field, with no
 // flag string in between.
 func TestFromNodeConfig(t *testing.T) {
 	yes, four := true, 4
-	nc := &userdata.NodeConfig{Spec: userdata.Spec{
-		Cluster: userdata.Cluster{Name: "c", APIServerEndpoint: "https://x.example", CertificateAuthority: base64.StdEncoding.EncodeToString(testCA(t)), CIDR: "10.100.0.0/16"},
-		Kubelet: userdata.Kubelet{
+	nc := &nodeconfig.NodeConfig{Spec: nodeconfig.Spec{
+		Cluster: nodeconfig.Cluster{Name: "c", APIServerEndpoint: "https://x.example", CertificateAuthority: base64.StdEncoding.EncodeToString(testCA(t)), CIDR: "10.100.0.0/16"},
+		Kubelet: nodeconfig.Kubelet{
 			Config: map[string]any{"clusterDNS": []any{"169.254.20.10", "10.100.0.10"}, "maxPods": 58.0, "logging": map[string]any{"verbosity": 4.0}},
 			Flags:  []string{"--node-labels=a=b", "--x=has space"},
 		},
-		Containerd: userdata.Containerd{Configs: []string{"[plugins]\n", "version = 2\n"}},
-		Instance:   userdata.Instance{LocalStorage: userdata.LocalStorage{Strategy: "RAID0"}},
-		MaxPods:    userdata.MaxPods{Mode: "prefix-delegation", CustomNetworking: &yes, MaxENI: &four},
+		Containerd: nodeconfig.Containerd{Configs: []string{"[plugins]\n", "version = 2\n"}},
+		Instance:   nodeconfig.Instance{LocalStorage: nodeconfig.LocalStorage{Strategy: "RAID0"}},
+		MaxPods:    nodeconfig.MaxPods{Mode: "prefix-delegation", CustomNetworking: &yes, MaxENI: &four},
 	}}
 	s := DefaultSettings()
 	s.Root, s.LogFormat = "/r", "json"
@@ -62,12 +62,12 @@ func TestFromNodeConfig(t *testing.T) {
 // spec.* path (no flag name rewritten).
 func TestFromNodeConfigErrorsNameSpecFields(t *testing.T) {
 	yes := true
-	nc := &userdata.NodeConfig{Spec: userdata.Spec{
-		Cluster:      userdata.Cluster{Name: "-c", EnableOutpost: &yes, CertificateAuthority: "dGVzdA==", APIServerEndpoint: "http://x", CIDR: "10.100.0.0"},
-		Instance:     userdata.Instance{LocalStorage: userdata.LocalStorage{Strategy: "RAID5"}, Environment: map[string]map[string]string{"sshd": {"A": "b"}}},
-		Kubelet:      userdata.Kubelet{MaxPodsExpression: "max_pods +", Flags: []string{"--a=b\nc"}},
+	nc := &nodeconfig.NodeConfig{Spec: nodeconfig.Spec{
+		Cluster:      nodeconfig.Cluster{Name: "-c", EnableOutpost: &yes, CertificateAuthority: "dGVzdA==", APIServerEndpoint: "http://x", CIDR: "10.100.0.0"},
+		Instance:     nodeconfig.Instance{LocalStorage: nodeconfig.LocalStorage{Strategy: "RAID5"}, Environment: map[string]map[string]string{"sshd": {"A": "b"}}},
+		Kubelet:      nodeconfig.Kubelet{MaxPodsExpression: "max_pods +", Flags: []string{"--a=b\nc"}},
 		FeatureGates: map[string]bool{"InstanceIdNodeName": true, "FastImagePull": true, "Turbo": false},
-		MaxPods:      userdata.MaxPods{Mode: "lots"},
+		MaxPods:      nodeconfig.MaxPods{Mode: "lots"},
 	}}
 	_, err := FromNodeConfig(nc, DefaultSettings())
 	// Ten problems are listed, and the count of the rest (one readable line).
@@ -86,7 +86,7 @@ func TestFromNodeConfigErrorsNameSpecFields(t *testing.T) {
 	if err == nil || err.Error() != want {
 		t.Errorf("error %v\nwant  %s", err, want)
 	}
-	nc.Spec = userdata.Spec{Cluster: userdata.Cluster{Name: "c"}, FeatureGates: nc.Spec.FeatureGates}
+	nc.Spec = nodeconfig.Spec{Cluster: nodeconfig.Cluster{Name: "c"}, FeatureGates: nc.Spec.FeatureGates}
 	_, err = FromNodeConfig(nc, DefaultSettings())
 	want = "spec.featureGates.FastImagePull: not supported by eksboot yet (see docs/compat.md); " +
 		"spec.featureGates.Turbo: no such feature gate (eksboot knows InstanceIdNodeName, FastImagePull, OSManagedNoManageENIs)"

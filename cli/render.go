@@ -23,6 +23,7 @@ import (
 	"github.com/eksboot/eksboot/internal/imagefixture"
 	"github.com/eksboot/eksboot/kubeletconf"
 	"github.com/eksboot/eksboot/maxpods"
+	"github.com/eksboot/eksboot/render/sim"
 	"github.com/eksboot/eksboot/rootfs"
 	"github.com/eksboot/eksboot/systemd"
 	"github.com/eksboot/eksboot/userdata"
@@ -134,7 +135,7 @@ type rendered struct {
 	flags string
 	from  string
 	// ev is the evaluation of the scripts (nil without script or cloud-config).
-	ev *userdata.Evaluation
+	ev *sim.Evaluation
 	// after are the bootstrap's files that the scripts changed after it ran, with
 	// their final content.
 	after map[string][]byte
@@ -178,12 +179,12 @@ func render(ctx context.Context, raw []byte, o renderOptions) (*rendered, error)
 	}
 	var last *bootstrap.Node
 	var lastReq nodeRequest
-	sim := userdata.Options{
-		Image:    map[string]userdata.File{userdata.BootstrapPath: {Data: assets.BootstrapShim(), Mode: 0o755}},
+	opts := sim.Options{
+		Image:    map[string]sim.File{sim.BootstrapPath: {Data: assets.BootstrapShim(), Mode: 0o755}},
 		Metadata: simulatedMetadata(o.instanceType, o.region),
 	}
 	if !nodeConfig {
-		sim.Bootstrap = func(ctx context.Context, c userdata.Call) (map[string]userdata.File, error) {
+		opts.Bootstrap = func(ctx context.Context, c sim.Call) (map[string]sim.File, error) {
 			req, err := requestFromCall(c, s)
 			if err != nil {
 				return nil, err
@@ -193,14 +194,14 @@ func render(ctx context.Context, raw []byte, o renderOptions) (*rendered, error)
 				return nil, err
 			}
 			last, lastReq = n, req
-			out := map[string]userdata.File{}
+			out := map[string]sim.File{}
 			for _, f := range n.Files {
-				out[f.Path] = userdata.File{Data: f.Data, Mode: f.Mode}
+				out[f.Path] = sim.File{Data: f.Data, Mode: f.Mode}
 			}
 			return out, nil
 		}
 	}
-	ev, evalErr := userdata.Evaluate(ctx, parts, sim)
+	ev, evalErr := sim.Evaluate(ctx, parts, opts)
 	switch {
 	case evalErr != nil && !nodeConfig:
 		return nil, fmt.Errorf("user data: %w", evalErr)
@@ -232,7 +233,7 @@ func render(ctx context.Context, raw []byte, o renderOptions) (*rendered, error)
 		}
 		c := ev.Calls[len(ev.Calls)-1]
 		if len(c.Unknown) > 0 {
-			return nil, fmt.Errorf("user data: %w", &userdata.UnresolvedError{Where: c.Where, Reason: strings.Join(c.Unknown, "; ")})
+			return nil, fmt.Errorf("user data: %w", &sim.UnresolvedError{Where: c.Where, Reason: strings.Join(c.Unknown, "; ")})
 		}
 		if len(ev.Calls) > 1 {
 			var where []string
@@ -264,7 +265,7 @@ func render(ctx context.Context, raw []byte, o renderOptions) (*rendered, error)
 }
 
 // requestFromCall interprets a bootstrap.sh call as the shim hands it to eksboot.
-func requestFromCall(c userdata.Call, s bootstrap.Settings) (nodeRequest, error) {
+func requestFromCall(c sim.Call, s bootstrap.Settings) (nodeRequest, error) {
 	r := nodeRequest{From: c.Where + ": bootstrap.sh"} // errors: Evaluate's caller says "user data: "
 	cfg, _, err := bootstrap.FromFlags(c.Eksboot, func(k string) string { return c.Env[k] })
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/eksboot/eksboot/eksapi"
 	"github.com/eksboot/eksboot/imds/imdstest"
 	"github.com/eksboot/eksboot/kubeletconf"
+	"github.com/eksboot/eksboot/render/sim"
 	"github.com/eksboot/eksboot/userdata"
 )
 
@@ -121,8 +122,8 @@ func scriptArgs(t *testing.T, s sample) []string {
 	t.Helper()
 	parts, err := userdata.Parse(s.raw)
 	must(t, err)
-	ev, err := userdata.Evaluate(context.Background(), parts, userdata.Options{
-		Image:    map[string]userdata.File{userdata.BootstrapPath: {Data: assets.BootstrapShim(), Mode: 0o755}},
+	ev, err := sim.Evaluate(context.Background(), parts, sim.Options{
+		Image:    map[string]sim.File{sim.BootstrapPath: {Data: assets.BootstrapShim(), Mode: 0o755}},
 		Metadata: simulatedMetadata("m5.large", "us-west-2"),
 	})
 	must(t, err)

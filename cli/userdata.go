@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/eksboot/eksboot/bootstrap"
+	"github.com/eksboot/eksboot/nodeconfig"
 	"github.com/eksboot/eksboot/rootfs"
 	"github.com/eksboot/eksboot/userdata"
 )
@@ -31,8 +32,8 @@ var errNothing = errors.New("no NodeConfig part and no /etc/eks/bootstrap.sh com
 
 // requestFromNodeConfigs merges the NodeConfig parts and the drop-ins onto base;
 // ok is false when there are none.
-func requestFromNodeConfigs(parts []userdata.Part, dropIns []userdata.Source, s bootstrap.Settings) (nodeRequest, bool, error) {
-	sources := append(userdata.NodeConfigSources(parts), dropIns...)
+func requestFromNodeConfigs(parts []userdata.Part, dropIns []nodeconfig.Source, s bootstrap.Settings) (nodeRequest, bool, error) {
+	sources := append(nodeconfig.Sources(parts), dropIns...)
 	if len(sources) == 0 {
 		return nodeRequest{}, false, nil
 	}
@@ -41,11 +42,11 @@ func requestFromNodeConfigs(parts []userdata.Part, dropIns []userdata.Source, s 
 		from = append(from, s.Where)
 	}
 	r := nodeRequest{NodeConfig: true, From: "NodeConfig from " + strings.Join(from, ", ")}
-	nc, err := userdata.DecodeAndMerge(sources)
+	nc, err := nodeconfig.DecodeAndMerge(sources)
 	if err != nil {
 		return r, true, fmt.Errorf("user data: %w", err)
 	}
-	if err := userdata.Validate(nc); err != nil {
+	if err := nodeconfig.Validate(nc); err != nil {
 		return r, true, fmt.Errorf("user data: merged NodeConfig: %w", err)
 	}
 	r.Config, err = bootstrap.FromNodeConfig(nc, s)
@@ -56,7 +57,7 @@ func requestFromNodeConfigs(parts []userdata.Part, dropIns []userdata.Source, s 
 }
 
 // readDropIns reads /etc/eks/eksboot.d/*.yaml under root, in name order.
-func readDropIns(root *rootfs.Root) ([]userdata.Source, error) {
+func readDropIns(root *rootfs.Root) ([]nodeconfig.Source, error) {
 	dir, err := root.Resolve(dropInDir)
 	if err != nil {
 		return nil, err
@@ -75,7 +76,7 @@ func readDropIns(root *rootfs.Root) ([]userdata.Source, error) {
 		}
 	}
 	sort.Strings(names)
-	var out []userdata.Source
+	var out []nodeconfig.Source
 	for _, n := range names {
 		p := path.Join(dropInDir, n)
 		b, err := root.ReadFileLimit(p, userdata.MaxUserData)
@@ -85,7 +86,7 @@ func readDropIns(root *rootfs.Root) ([]userdata.Source, error) {
 		if len(b) > userdata.MaxUserData {
 			return nil, fmt.Errorf("%s: %d bytes, more than the %d allowed", p, len(b), userdata.MaxUserData)
 		}
-		out = append(out, userdata.Source{Where: p, Body: b})
+		out = append(out, nodeconfig.Source{Where: p, Body: b})
 	}
 	return out, nil
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/eksboot/eksboot/render/sim"
 	"github.com/eksboot/eksboot/userdata"
 )
 
@@ -255,7 +256,7 @@ func sampleCases(t *testing.T) []shimCase {
 			t.Fatalf("%s: %v", f, err)
 		}
 		parts = slices.DeleteFunc(parts, func(p userdata.Part) bool { return hookLine.Match(p.Body) })
-		call, err := userdata.FindBootstrapCall(parts)
+		call, err := sim.FindBootstrapCall(parts)
 		if err != nil {
 			t.Logf("%s: left out: %v", f, err)
 			continue

@@ -1,12 +1,15 @@
-package userdata
+package userdata_test
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
+
+	"github.com/eksboot/eksboot/nodeconfig"
+	"github.com/eksboot/eksboot/userdata"
 )
+
+const samples = "../testdata/userdata"
 
 // addSamples seeds f with every sample of testdata/userdata.
 func addSamples(f *testing.F) {
@@ -28,7 +31,7 @@ func addSamples(f *testing.F) {
 func FuzzParse(f *testing.F) {
 	addSamples(f)
 	f.Fuzz(func(t *testing.T, b []byte) {
-		parts, err := Parse(b)
+		parts, err := userdata.Parse(b)
 		if err != nil {
 			return
 		}
@@ -39,48 +42,11 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("part %d: index %d, content type %q", i+1, p.Index, p.ContentType)
 			}
 		}
-		if total > len(b)+MaxDecoded {
+		if total > len(b)+userdata.MaxDecoded {
 			t.Fatalf("%d bytes of parts from %d bytes of input", total, len(b))
 		}
-		if nc, err := DecodeAndMerge(NodeConfigSources(parts)); err == nil && nc != nil {
-			_ = Validate(nc)
-		}
-	})
-}
-
-// FuzzFindBootstrapCall: any user data, or any bytes as a script, evaluates to calls,
-// nothing or an error, never a panic, within tight bounds (the fuzzer finds endless
-// loops quickly); every call names a line, and nothing but the simulated file system
-// is written.
-func FuzzFindBootstrapCall(f *testing.F) {
-	addSamples(f)
-	f.Add([]byte("X='a b'\n/etc/eks/bootstrap.sh \"$X\" \\\r\n --k `date` ${Y:-z} $(echo) <<EOF\nx\nEOF\n"))
-	f.Add([]byte("#cloud-config\nwrite_files:\n- {path: /a, content: x, encoding: b64}\nruncmd:\n- [/etc/eks/bootstrap.sh, c]\n"))
-	f.Add([]byte("while :; do echo $x >> /tmp/f; x=$x$x; done"))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		parts, err := Parse(b)
-		if err != nil {
-			parts = script(string(b))
-		}
-		ev, err := Evaluate(context.Background(), parts, Options{
-			Image:    map[string]File{BootstrapPath: {Data: []byte(testShim), Mode: 0o755}},
-			Metadata: testMetadata,
-			Limits:   Limits{Steps: 2000, Time: 300 * time.Millisecond, Output: 1 << 16, Depth: 4},
-		})
-		if err != nil {
-			return
-		}
-		for _, c := range ev.Calls {
-			if c.Line < 1 || c.Where == "" {
-				t.Fatalf("call %+v", c)
-			}
-		}
-		size := 0
-		for _, f := range ev.Files {
-			size += len(f.Data)
-		}
-		if size > 1<<16 {
-			t.Fatalf("%d bytes of files past the 64 KiB bound", size)
+		if nc, err := nodeconfig.DecodeAndMerge(nodeconfig.Sources(parts)); err == nil && nc != nil {
+			_ = nodeconfig.Validate(nc)
 		}
 	})
 }

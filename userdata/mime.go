@@ -117,7 +117,7 @@ func (d *decoder) part(raw []byte, depth int) error {
 	switch cte := strings.ToLower(h["content-transfer-encoding"]); cte {
 	case "", "7bit", "8bit", "binary":
 	case "base64":
-		out, err := base64.StdEncoding.DecodeString(stripSpace(body))
+		out, err := base64.StdEncoding.DecodeString(StripSpace(body))
 		if err != nil {
 			return fmt.Errorf("%s: Content-Transfer-Encoding base64: %w", name, err)
 		}

@@ -87,7 +87,7 @@ func (d *decoder) unwrap(b []byte, what string) ([]byte, error) {
 			}
 			b = out
 		case looksBase64(b):
-			out, err := base64.StdEncoding.DecodeString(stripSpace(b))
+			out, err := base64.StdEncoding.DecodeString(StripSpace(b))
 			if err != nil || len(out) == 0 {
 				return b, nil // text that merely looks like base64
 			}
@@ -114,6 +114,13 @@ func (d *decoder) spend(n int) error {
 
 func isGzip(b []byte) bool { return len(b) >= 2 && b[0] == 0x1f && b[1] == 0x8b }
 
+// Gunzip decompresses b, failing past limit bytes of output (cloud-init's gz
+// encodings of write_files, in render's simulation).
+func Gunzip(b []byte, limit int) ([]byte, error) {
+	d := &decoder{budget: limit}
+	return d.gunzip(b)
+}
+
 // gunzip decompresses b within the budget.
 func (d *decoder) gunzip(b []byte) ([]byte, error) {
 	zr, err := gzip.NewReader(bytes.NewReader(b))
@@ -135,10 +142,11 @@ var base64Text = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompil
 // looksBase64 reports whether b is base64 text only (line breaks allowed) of a
 // length that can decode. YAML, scripts and MIME always have other characters.
 func looksBase64(b []byte) bool {
-	return len(b) >= 8 && len(stripSpace(b))%4 == 0 && base64Text().Match(b)
+	return len(b) >= 8 && len(StripSpace(b))%4 == 0 && base64Text().Match(b)
 }
 
-func stripSpace(b []byte) string {
+// StripSpace drops the line ends, spaces and tabs that wrap base64 text.
+func StripSpace(b []byte) string {
 	return strings.Map(func(r rune) rune {
 		if r == '\r' || r == '\n' || r == ' ' || r == '\t' {
 			return -1

@@ -1,6 +1,8 @@
-package userdata
+package sim
 
 import (
+	"github.com/eksboot/eksboot/userdata"
+
 	"bytes"
 	"context"
 	"encoding/base64"
@@ -688,7 +690,7 @@ func toolBase64(t *toolCtx, args []string) error {
 	}
 	b, st := t.input(files)
 	if decode {
-		out, err := base64.StdEncoding.DecodeString(stripSpace(b))
+		out, err := base64.StdEncoding.DecodeString(userdata.StripSpace(b))
 		if err != nil {
 			return t.errf(1, "invalid input")
 		}

@@ -1,8 +1,10 @@
-package userdata
+package nodeconfig
 
 import (
 	"fmt"
 	"net/netip"
+
+	"github.com/eksboot/eksboot/userdata"
 
 	"github.com/eksboot/eksboot/internal/quote"
 )
@@ -15,11 +17,11 @@ type Source struct {
 	Body []byte
 }
 
-// NodeConfigSources returns the NodeConfig parts of the user data, in order.
-func NodeConfigSources(parts []Part) []Source {
+// Sources returns the NodeConfig parts of the user data, in order.
+func Sources(parts []userdata.Part) []Source {
 	var out []Source
 	for _, p := range parts {
-		if p.ContentType == TypeNodeConfig {
+		if p.ContentType == userdata.TypeNodeConfig {
 			out = append(out, Source{Where: p.Name(), Body: p.Body})
 		}
 	}

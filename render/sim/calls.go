@@ -1,15 +1,17 @@
-package userdata
+package sim
 
 import (
 	"context"
 	"strings"
+
+	"github.com/eksboot/eksboot/userdata"
 )
 
 // FindBootstrapCall evaluates the scripts of parts on a node with nothing but the
 // standard directories (no shim, no IMDS answers) and returns the first bootstrap.sh
 // call (nil when there is none): the words as bash passes them. A call whose words
 // depend on something known only at boot is an *UnresolvedError.
-func FindBootstrapCall(parts []Part) (*Call, error) {
+func FindBootstrapCall(parts []userdata.Part) (*Call, error) {
 	ev, err := Evaluate(context.Background(), parts, Options{})
 	if err != nil {
 		return nil, err
@@ -25,11 +27,11 @@ func FindBootstrapCall(parts []Part) (*Call, error) {
 }
 
 // isScript reports whether cloud-init runs p as a shell script part.
-func isScript(p Part) bool {
+func isScript(p userdata.Part) bool {
 	switch p.ContentType {
-	case TypeShellScript:
+	case userdata.TypeShellScript:
 		return true
-	case TypePlain:
+	case userdata.TypePlain:
 		return strings.HasPrefix(string(p.Body), "#!")
 	}
 	return false

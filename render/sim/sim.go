@@ -1,4 +1,4 @@
-package userdata
+package sim
 
 import (
 	"bytes"
@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/eksboot/eksboot/userdata"
 
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/interp"
@@ -65,7 +67,7 @@ type Call struct {
 	// Part is the user-data part whose evaluation made the call; Where says in
 	// which script and line ("part 1 (text/x-shellscript) line 9", or a script
 	// that part started).
-	Part  Part
+	Part  userdata.Part
 	Where string
 	Line  int
 	// Args are the words bootstrap.sh got, as bash would pass them.
@@ -92,7 +94,7 @@ func (e *UnresolvedError) Error() string {
 
 // PartReport is what one part contributed.
 type PartReport struct {
-	Part  Part
+	Part  userdata.Part
 	Notes []string
 }
 
@@ -123,7 +125,7 @@ type sim struct {
 	out      int
 	depth    int
 	stdout   *outWriter
-	part     Part
+	part     userdata.Part
 	where    string // the part and script being run, for Call.Where
 	notes    *[]string
 	cancel   context.CancelCauseFunc
@@ -192,7 +194,7 @@ func (s *sim) note(format string, a ...any) {
 // written to memory, text tools run in-process, and other programs are no-ops
 // (NotSimulated) whose output is known only at boot. It fails only on a bound or a
 // script that does not parse.
-func Evaluate(ctx context.Context, parts []Part, opts Options) (*Evaluation, error) {
+func Evaluate(ctx context.Context, parts []userdata.Part, opts Options) (*Evaluation, error) {
 	def := DefaultLimits
 	if opts.Limits.Steps == 0 {
 		opts.Limits.Steps = def.Steps
@@ -691,7 +693,7 @@ func (s *sim) shell(ctx context.Context, hc interp.HandlerContext, at string, ar
 		if len(args) > 0 {
 			args = args[1:]
 		}
-		b, err := io.ReadAll(io.LimitReader(hc.Stdin, int64(MaxDecoded)))
+		b, err := io.ReadAll(io.LimitReader(hc.Stdin, int64(userdata.MaxDecoded)))
 		if err != nil {
 			return err
 		}

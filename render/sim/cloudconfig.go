@@ -1,4 +1,4 @@
-package userdata
+package sim
 
 import (
 	"bytes"
@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/eksboot/eksboot/userdata"
+
 	yamlv3 "go.yaml.in/yaml/v3"
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
@@ -19,7 +21,7 @@ import (
 
 // step is one thing cloud-init does with a part.
 type step struct {
-	part Part
+	part userdata.Part
 	run  func(ctx context.Context, s *sim) error
 }
 
@@ -49,18 +51,18 @@ var simulatedKeys = []string{"write_files", "runcmd", "bootcmd"}
 // the shell scripts (part-001, part-002, ... in document order) and runcmd, which
 // sorts after them. Several cloud-config parts are merged as cloud-init's default
 // merge does: a later part's key replaces an earlier one's.
-func cloudInitOrder(parts []Part) []step {
+func cloudInitOrder(parts []userdata.Part) []step {
 	var hooks, scripts []step
 	var cc cloudConfig
-	have := map[string]Part{}
+	have := map[string]userdata.Part{}
 	var errSteps []step
 	for _, p := range parts {
 		switch {
-		case p.ContentType == TypeBoothook:
+		case p.ContentType == userdata.TypeBoothook:
 			hooks = append(hooks, scriptStep(p, "boothook"))
 		case isScript(p):
 			scripts = append(scripts, scriptStep(p, ""))
-		case p.ContentType == TypeCloudConfig:
+		case p.ContentType == userdata.TypeCloudConfig:
 			var keys map[string]yamlv3.Node
 			var one cloudConfig
 			if err := yamlv3.Unmarshal(p.Body, &keys); err != nil {
@@ -132,7 +134,7 @@ func cloudInitOrder(parts []Part) []step {
 	return out
 }
 
-func scriptStep(p Part, kind string) step {
+func scriptStep(p userdata.Part, kind string) step {
 	return step{p, func(ctx context.Context, s *sim) error {
 		name := p.Name()
 		if kind != "" {
@@ -158,7 +160,7 @@ func scriptStep(p Part, kind string) step {
 
 // commandsStep runs runcmd or bootcmd as cloud-init does: one sh script, a string
 // item as a line as it is, a list item as its words quoted.
-func commandsStep(p Part, key string, items []any) step {
+func commandsStep(p userdata.Part, key string, items []any) step {
 	return step{p, func(ctx context.Context, s *sim) error {
 		var b strings.Builder
 		b.WriteString("#!/bin/sh\n")
@@ -200,7 +202,7 @@ func commandsStep(p Part, key string, items []any) step {
 	}}
 }
 
-func writeFilesStep(p Part, files []writeFile, deferred bool) step {
+func writeFilesStep(p userdata.Part, files []writeFile, deferred bool) step {
 	return step{p, func(_ context.Context, s *sim) error {
 		key := "write_files"
 		if deferred {
@@ -236,7 +238,7 @@ func decodeContent(content, enc string, s *sim) ([]byte, error) {
 	b := []byte(content)
 	e := strings.ToLower(strings.TrimSpace(enc))
 	b64 := func() error {
-		out, err := base64.StdEncoding.DecodeString(stripSpace(b))
+		out, err := base64.StdEncoding.DecodeString(userdata.StripSpace(b))
 		if err != nil {
 			return fmt.Errorf("encoding %s: %w", enc, err)
 		}
@@ -244,8 +246,7 @@ func decodeContent(content, enc string, s *sim) ([]byte, error) {
 		return nil
 	}
 	gz := func() error {
-		d := &decoder{budget: MaxDecoded}
-		out, err := d.gunzip(b)
+		out, err := userdata.Gunzip(b, userdata.MaxDecoded)
 		if err != nil {
 			return fmt.Errorf("encoding %s: gzip: %w", enc, err)
 		}

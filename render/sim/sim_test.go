@@ -1,4 +1,4 @@
-package userdata
+package sim
 
 import (
 	"bytes"
@@ -11,10 +11,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/eksboot/eksboot/userdata"
 )
 
-func script(s string) []Part {
-	return []Part{{Index: 1, ContentType: TypeShellScript, Body: []byte(s)}}
+func script(s string) []userdata.Part {
+	return []userdata.Part{{Index: 1, ContentType: userdata.TypeShellScript, Body: []byte(s)}}
 }
 
 // testShim is the shape of the image's shim that matters here: the line eksctl's sed
@@ -49,7 +51,7 @@ func testMetadata(p string) (string, bool) {
 	return v, ok
 }
 
-func evaluate(t *testing.T, parts []Part, opts Options) *Evaluation {
+func evaluate(t *testing.T, parts []userdata.Part, opts Options) *Evaluation {
 	t.Helper()
 	if opts.Image == nil {
 		opts.Image = map[string]File{BootstrapPath: {Data: []byte(testShim), Mode: 0o755}}
@@ -179,9 +181,9 @@ runcmd:
 - [/etc/eks/bootstrap.sh, "$(cat /etc/a)", "$(cat /etc/b)", "$(cat /etc/c)", "$(cat /tmp/order | tr '\n' ' ')"]
 packages: [jq]
 `
-	parts := []Part{
-		{Index: 1, ContentType: TypeCloudConfig, Body: []byte(cc)},
-		{Index: 2, ContentType: TypeShellScript, Body: []byte("#!/bin/bash\necho part2 >> /tmp/order\n")},
+	parts := []userdata.Part{
+		{Index: 1, ContentType: userdata.TypeCloudConfig, Body: []byte(cc)},
+		{Index: 2, ContentType: userdata.TypeShellScript, Body: []byte("#!/bin/bash\necho part2 >> /tmp/order\n")},
 	}
 	ev := evaluate(t, parts, Options{Image: map[string]File{}})
 	if len(ev.Calls) != 1 {
@@ -204,7 +206,7 @@ packages: [jq]
 		t.Errorf("not simulated %q lacks cloud-config packages", ev.NotSimulated)
 	}
 	// A second cloud-config's runcmd replaces the first's.
-	parts = append(parts, Part{Index: 3, ContentType: TypeCloudConfig, Body: []byte("#cloud-config\nruncmd:\n- /etc/eks/bootstrap.sh second\n")})
+	parts = append(parts, userdata.Part{Index: 3, ContentType: userdata.TypeCloudConfig, Body: []byte("#cloud-config\nruncmd:\n- /etc/eks/bootstrap.sh second\n")})
 	ev = evaluate(t, parts, Options{Image: map[string]File{}})
 	if len(ev.Calls) != 1 || !reflect.DeepEqual(ev.Calls[0].Args, []string{"second"}) {
 		t.Errorf("calls %+v, want only the second part's runcmd", ev.Calls)
@@ -213,9 +215,9 @@ packages: [jq]
 
 func TestEvaluateCallsBootstrapAndScriptsSeeItsFiles(t *testing.T) {
 	in := "/etc/eks/bootstrap.sh c\njq -s '.[0] * .[1]' /etc/k.json /etc/extra.json > /tmp/k.json\nmv /tmp/k.json /etc/k.json\n"
-	parts := []Part{
-		{Index: 1, ContentType: TypeCloudConfig, Body: []byte("#cloud-config\nwrite_files:\n- path: /etc/extra.json\n  content: '{\"b\":{\"y\":2},\"c\":3}'\n")},
-		{Index: 2, ContentType: TypeShellScript, Body: []byte(in)},
+	parts := []userdata.Part{
+		{Index: 1, ContentType: userdata.TypeCloudConfig, Body: []byte("#cloud-config\nwrite_files:\n- path: /etc/extra.json\n  content: '{\"b\":{\"y\":2},\"c\":3}'\n")},
+		{Index: 2, ContentType: userdata.TypeShellScript, Body: []byte(in)},
 	}
 	var got []Call
 	ev := evaluate(t, parts, Options{Bootstrap: func(_ context.Context, c Call) (map[string]File, error) {
@@ -234,7 +236,7 @@ func TestEvaluateCallsBootstrapAndScriptsSeeItsFiles(t *testing.T) {
 func TestEvaluateSamples(t *testing.T) {
 	raw, err := os.ReadFile(samples + "/04-eksctl-nodegroup-al2-cloudconfig.userdata.gz")
 	must(t, err)
-	parts, err := Parse(raw)
+	parts, err := userdata.Parse(raw)
 	must(t, err)
 	ev := evaluate(t, parts, Options{})
 	if len(ev.Calls) != 1 {
