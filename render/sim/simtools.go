@@ -1,8 +1,6 @@
 package sim
 
 import (
-	"github.com/eksboot/eksboot/userdata"
-
 	"bytes"
 	"context"
 	"encoding/base64"
@@ -18,6 +16,8 @@ import (
 	"sync"
 
 	"mvdan.cc/sh/v3/interp"
+
+	"github.com/eksboot/eksboot/userdata"
 )
 
 // toolCtx is what a simulated program gets.
