@@ -111,20 +111,20 @@ func runInit(prog string, args []string, stdout, stderr io.Writer) int {
 // initRequest reads the user data from IMDS, with the instance's facts, and the
 // drop-ins from the root, and merges their NodeConfigs. The run then uses these
 // facts: IMDS is read once (env.IMDS answers from them).
-func initRequest(ctx context.Context, s bootstrap.Settings, env *bootstrap.Env) (nodeRequest, bool, error) {
+func initRequest(ctx context.Context, s bootstrap.Settings, env *bootstrap.Env) (bootstrap.Request, bool, error) {
 	endpoint, err := imds.ResolveEndpoint(s.IMDSEndpoint, env.Getenv)
 	if err != nil {
-		return nodeRequest{}, false, err
+		return bootstrap.Request{}, false, err
 	}
 	fetch := env.IMDS
 	allowV1, err := imds.V1Allowed(s.IMDSv1Fallback, env.Getenv)
 	if err != nil {
-		return nodeRequest{}, false, err
+		return bootstrap.Request{}, false, err
 	}
 	// The IP family is in the user data, not known yet: the IPv6 addresses too.
 	facts, err := fetch(ctx, imds.Options{Endpoint: endpoint, Timeout: s.IMDSTimeout, AllowIMDSv1: allowV1, UserData: true, IPv6: true})
 	if err != nil {
-		return nodeRequest{}, false, err
+		return bootstrap.Request{}, false, err
 	}
 	env.IMDS = func(ctx context.Context, o imds.Options) (*imds.Facts, error) {
 		if o.RequireLocalIPv4 && facts.LocalIPv4 == "" {
@@ -141,12 +141,12 @@ func initRequest(ctx context.Context, s bootstrap.Settings, env *bootstrap.Env) 
 	var parts []userdata.Part
 	if len(facts.UserData) > 0 {
 		if parts, err = userdata.Parse(facts.UserData); err != nil {
-			return nodeRequest{}, false, err
+			return bootstrap.Request{}, false, err
 		}
 	}
 	dropIns, err := readDropIns(env.Root)
 	if err != nil {
-		return nodeRequest{}, false, err
+		return bootstrap.Request{}, false, err
 	}
-	return requestFromNodeConfigs(parts, dropIns, s)
+	return bootstrap.RequestFromNodeConfigs(parts, dropIns, s)
 }

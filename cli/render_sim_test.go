@@ -12,6 +12,7 @@ import (
 
 	"github.com/eksboot/eksboot/eksapi/eksapitest"
 	"github.com/eksboot/eksboot/kubeletconf"
+	"github.com/eksboot/eksboot/render"
 )
 
 func goldenCA(t *testing.T) string {
@@ -21,44 +22,12 @@ func goldenCA(t *testing.T) string {
 	return base64.StdEncoding.EncodeToString(ca)
 }
 
-func renderScript(t *testing.T, s string) (*rendered, error) {
+func renderScript(t *testing.T, s string) (*render.Result, error) {
 	t.Helper()
-	return render(context.Background(), []byte(s), renderOptions{
-		instanceType: "m5.large", region: "us-west-2",
-		kubeletVersion: kubeletconf.Version{Major: 1, Minor: 32, Patch: 9}, profile: "al2", log: zapNop(),
+	return render.Render(context.Background(), []byte(s), render.Options{
+		InstanceType: "m5.large", Region: "us-west-2",
+		KubeletVersion: kubeletconf.Version{Major: 1, Minor: 32, Patch: 9}, Profile: "al2", Log: zapNop(),
 	})
-}
-
-// TestRenderIssueExamples: the scripts the hand-written lexer got wrong render as bash
-// runs them.
-func TestRenderIssueExamples(t *testing.T) {
-	ca := goldenCA(t)
-	for _, tc := range []struct {
-		name, script string
-		cluster      string
-		want         []string // in the kubelet flags
-	}{
-		{"a quoted ) in $(...)", `NAME=$(echo "a)b" | cut -d')' -f1)` + "\n/etc/eks/bootstrap.sh \"$NAME\"", "a", nil},
-		{"$'...' quoting", `/etc/eks/bootstrap.sh c --kubelet-extra-args $'--node-labels=a=b --max-pods=20'`, "c", []string{"--node-labels=a=b", "--max-pods=20"}},
-		{"defaults", `A=from-a` + "\n" + `/etc/eks/bootstrap.sh ${X:-${A}} --kubelet-extra-args "${Y:---max-pods=7}"`, "from-a", []string{"--max-pods=7"}},
-		{"a prefix assignment", `KUBELET_EXTRA_ARGS=--max-pods=20 /etc/eks/bootstrap.sh c`, "c", []string{"--max-pods=20"}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			s := "#!/bin/bash\n" + strings.Replace(tc.script, "/etc/eks/bootstrap.sh", "/etc/eks/bootstrap.sh --b64-cluster-ca "+ca+" --apiserver-endpoint https://x.example.com", 1) + "\n"
-			r, err := renderScript(t, s)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if kc := string(r.tree["/var/lib/kubelet/kubeconfig"]); !strings.Contains(kc, "- \""+tc.cluster+"\"\n") {
-				t.Errorf("kubeconfig does not name cluster %q:\n%s", tc.cluster, kc)
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(" "+r.flags+" ", " "+w+" ") {
-					t.Errorf("flags %q lack %q", r.flags, w)
-				}
-			}
-		})
-	}
 }
 
 // TestRenderSample04: eksctl's self-managed node group (gzip #cloud-config) renders
@@ -86,9 +55,9 @@ func TestRenderSample04(t *testing.T) {
 			t.Errorf("render lacks %q:\n%s", want, out)
 		}
 	}
-	r, err := render(context.Background(), raw, renderOptions{
-		instanceType: "m5.large", region: "us-west-2",
-		kubeletVersion: kubeletconf.Version{Major: 1, Minor: 32, Patch: 9}, profile: "al2", log: zapNop(),
+	r, err := render.Render(context.Background(), raw, render.Options{
+		InstanceType: "m5.large", Region: "us-west-2",
+		KubeletVersion: kubeletconf.Version{Major: 1, Minor: 32, Patch: 9}, Profile: "al2", Log: zapNop(),
 	})
 	must(t, err)
 	var kc struct {
@@ -97,7 +66,7 @@ func TestRenderSample04(t *testing.T) {
 		ShutdownGracePeriodCriticalPods string `json:"shutdownGracePeriodCriticalPods"`
 		ClusterDNS                      []string
 	}
-	must(t, json.Unmarshal(r.after["/etc/kubernetes/kubelet/kubelet-config.json"], &kc))
+	must(t, json.Unmarshal(r.After["/etc/kubernetes/kubelet/kubelet-config.json"], &kc))
 	if kc.MaxPods != 29 || kc.ShutdownGracePeriod != "30s" || kc.ShutdownGracePeriodCriticalPods != "10s" || len(kc.ClusterDNS) != 1 {
 		t.Errorf("kubelet-config.json after eksctl's merge: %+v", kc)
 	}
@@ -118,7 +87,7 @@ func TestRenderWithDiscovery(t *testing.T) {
 	out := stdout.String()
 	for _, want := range []string{
 		"==> /etc/kubernetes/pki/ca.crt: the cluster CA, from eks:DescribeCluster at boot",
-		"server: " + placeholderEndpoint + "\n",
+		"server: " + render.PlaceholderEndpoint + "\n",
 		`"198.51.100.10"`,
 		`the node's IAM role needs eks:DescribeCluster on cluster "my-cluster"`,
 		"--max-pods=58 --node-labels=workload=batch",

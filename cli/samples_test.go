@@ -19,6 +19,7 @@ import (
 	"github.com/eksboot/eksboot/eksapi"
 	"github.com/eksboot/eksboot/imds/imdstest"
 	"github.com/eksboot/eksboot/kubeletconf"
+	"github.com/eksboot/eksboot/render"
 	"github.com/eksboot/eksboot/render/sim"
 	"github.com/eksboot/eksboot/userdata"
 )
@@ -73,6 +74,9 @@ func must(t testing.TB, err error) {
 	}
 }
 
+// errOffline is what offline's EC2 and EKS answer.
+var errOffline = errors.New("not available: offline")
+
 // offline makes init and bootstrap run like render: 2 CPUs (m5.large), no EC2 or EKS.
 func offline(t *testing.T) {
 	t.Helper()
@@ -124,7 +128,7 @@ func scriptArgs(t *testing.T, s sample) []string {
 	must(t, err)
 	ev, err := sim.Evaluate(context.Background(), parts, sim.Options{
 		Image:    map[string]sim.File{sim.BootstrapPath: {Data: assets.BootstrapShim(), Mode: 0o755}},
-		Metadata: simulatedMetadata("m5.large", "us-west-2"),
+		Metadata: render.SimulatedMetadata("m5.large", "us-west-2"),
 	})
 	must(t, err)
 	if len(ev.Calls) != 1 {
@@ -160,12 +164,12 @@ func TestRenderAgrees(t *testing.T) {
 				args = scriptArgs(t, s)
 			}
 			node := runNode(t, s, args)
-			r, err := render(context.Background(), s.raw, renderOptions{
-				instanceType: "m5.large", region: "us-west-2",
-				kubeletVersion: kubeletconf.Version{Major: 1, Minor: 32, Patch: 9}, profile: "al2", log: zapNop(),
+			r, err := render.Render(context.Background(), s.raw, render.Options{
+				InstanceType: "m5.large", Region: "us-west-2",
+				KubeletVersion: kubeletconf.Version{Major: 1, Minor: 32, Patch: 9}, Profile: "al2", Log: zapNop(),
 			})
 			must(t, err)
-			got, flags := r.tree, r.flags
+			got, flags := r.Tree, r.Flags
 			if !reflect.DeepEqual(keys(got), keys(node)) {
 				t.Fatalf("render wrote %q\nthe node got %q", keys(got), keys(node))
 			}

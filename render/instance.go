@@ -1,6 +1,7 @@
-package cli
+package render
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"fmt"
@@ -25,11 +26,11 @@ func simulatedInstance(instanceType, region string) siminstance.Instance {
 	return inst
 }
 
-// simulatedMetadata answers the user data's IMDS reads (paths after /latest/) as the
+// SimulatedMetadata answers the user data's IMDS reads (paths after /latest/) as the
 // simulated instance's metadata service would (siminstance.Paths, which the fake IMDS
 // serves too): an on-demand instance. Paths it has no value for (tags, credentials,
 // spot actions) are known only at boot.
-func simulatedMetadata(instanceType, region string) func(string) (string, bool) {
+func SimulatedMetadata(instanceType, region string) func(string) (string, bool) {
 	inst := simulatedInstance(instanceType, region)
 	onDemand := "on-demand"
 	inst.Overrides = map[string]*string{"latest/meta-data/instance-life-cycle": &onDemand}
@@ -49,9 +50,13 @@ func simulatedMetadata(instanceType, region string) func(string) (string, bool) 
 // Placeholders for what the node takes from eks:DescribeCluster when the user data
 // leaves it out and render is offline: documentation values that no cluster has.
 const (
-	placeholderEndpoint = "https://api-server.from-eks-describecluster.invalid"
+	PlaceholderEndpoint = "https://api-server.from-eks-describecluster.invalid"
 	placeholderCIDR     = "198.51.100.0/24" // RFC 5737 TEST-NET-2
 )
+
+// IsPlaceholderCA says whether b is the placeholder that stands for the cluster's CA
+// (offline, when the user data leaves the CA to discovery).
+func IsPlaceholderCA(b []byte) bool { return bytes.Equal(b, placeholderCA()) }
 
 // placeholderCA is a throw-away CA certificate (PEM) standing for the cluster's.
 var placeholderCA = sync.OnceValue(func() []byte {
@@ -88,7 +93,7 @@ type placeholderEKS struct{ d *discovery }
 func (p placeholderEKS) DescribeCluster(_ context.Context, name string) (*eksapi.Cluster, error) {
 	p.d.asked = append(p.d.asked, name)
 	c := &eksapi.Cluster{
-		Name: name, Status: eksapi.StatusActive, Endpoint: placeholderEndpoint,
+		Name: name, Status: eksapi.StatusActive, Endpoint: PlaceholderEndpoint,
 		CAData: base64.StdEncoding.EncodeToString(placeholderCA()), ServiceIPv4CIDR: placeholderCIDR, IPFamily: "ipv4",
 	}
 	p.d.found = c
@@ -125,7 +130,7 @@ func (d *discovery) report() []string {
 	}
 	return []string{
 		fmt.Sprintf("the user data leaves the CA or the endpoint to discovery: at boot the node calls eks:DescribeCluster for cluster %q; render is offline, so these stand for its answer:", c.Name),
-		"  endpoint " + placeholderEndpoint + " (the cluster's endpoint; one given with --apiserver-endpoint is replaced by it)",
+		"  endpoint " + PlaceholderEndpoint + " (the cluster's endpoint; one given with --apiserver-endpoint is replaced by it)",
 		"  the CA in /etc/kubernetes/pki/ca.crt (the cluster's certificateAuthority.data)",
 		"  service CIDR " + placeholderCIDR + ", so clusterDNS 198.51.100.10 (the cluster's serviceIpv4Cidr and its .10, unless --dns-cluster-ip is given)",
 		perm,

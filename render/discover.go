@@ -1,4 +1,4 @@
-package cli
+package render
 
 import (
 	"context"
@@ -15,13 +15,13 @@ import (
 	"github.com/eksboot/eksboot/eksapi"
 )
 
-// discoverEKS is render --discover's EKS client, with the caller's own AWS
+// CallerEKS is render --discover's EKS client, with the caller's own AWS
 // credentials rather than a node's instance profile: AWS_ACCESS_KEY_ID and
 // AWS_SECRET_ACCESS_KEY (with AWS_SESSION_TOKEN) when set, as CI jobs have them;
 // otherwise what the AWS CLI resolves for the caller's profile (callerCredentials).
 // The endpoint, FIPS, dual-stack and CA-bundle variables are read as on a node
 // (awsconf). The region is render's --region.
-func discoverEKS(_ context.Context, region string) (eksapi.API, error) {
+func CallerEKS(_ context.Context, region string) (eksapi.API, error) {
 	cfg, err := awsconf.Load(awsconf.Options{Region: region, Credentials: callerCredentials()})
 	if err != nil {
 		return nil, fmt.Errorf("loading your AWS configuration: %w", err)

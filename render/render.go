@@ -1,0 +1,249 @@
+// Package render is `eksboot render`'s orchestration: what a node launched with some
+// user data would get, computed offline. The user data is parsed (userdata), its
+// NodeConfigs merged into a Config (bootstrap.RequestFromNodeConfigs), or its scripts
+// evaluated on a simulated instance (render/sim) until they call bootstrap.sh, whose
+// command line goes through bootstrap.FromFlags; then bootstrap.PlanNode computes the
+// node in memory, against an Env with nothing outside (offlineEnv): IMDS answered from
+// internal/siminstance, the image's files from internal/imagefixture, EKS by
+// placeholders or, with --discover, by the caller's own credentials (CallerEKS).
+// Nothing is written and nothing runs on the host; the CLI parses render's flags and
+// prints the Result.
+//
+// Nothing on the boot path (bootstrap, init, the bootstrap.sh shim) imports this
+// package or render/sim: only the cli's render command does, and neither package
+// does work at init (every value is built on first use).
+package render
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"go.uber.org/zap"
+
+	"github.com/eksboot/eksboot/assets"
+	"github.com/eksboot/eksboot/bootstrap"
+	"github.com/eksboot/eksboot/ec2api"
+	"github.com/eksboot/eksboot/eksapi"
+	"github.com/eksboot/eksboot/imds"
+	"github.com/eksboot/eksboot/internal/imagefixture"
+	"github.com/eksboot/eksboot/kubeletconf"
+	"github.com/eksboot/eksboot/maxpods"
+	"github.com/eksboot/eksboot/render/sim"
+	"github.com/eksboot/eksboot/systemd"
+	"github.com/eksboot/eksboot/userdata"
+)
+
+// errOffline is what render's environment answers for anything outside.
+var errOffline = errors.New("not available: eksboot render is offline")
+
+// errNothing means the user data has neither NodeConfig nor bootstrap.sh call.
+var errNothing = errors.New("no NodeConfig part and no /etc/eks/bootstrap.sh command line in the user data")
+
+// Options are the simulated node's facts.
+type Options struct {
+	InstanceType, Region string
+	KubeletVersion       kubeletconf.Version
+	Profile              string
+	Log                  *zap.Logger
+	// EKS, when set, makes render look the cluster up (--discover, CallerEKS);
+	// otherwise the values discovery would supply are placeholders, reported as such.
+	EKS func(ctx context.Context, region string) (eksapi.API, error)
+}
+
+// Result is what Render found.
+type Result struct {
+	// Tree is what the bootstrap writes (node path -> content), Flags the kubelet's
+	// command line, From where the configuration came.
+	Tree  map[string][]byte
+	Flags string
+	From  string
+	// Eval is the evaluation of the scripts (nil without script or cloud-config).
+	Eval *sim.Evaluation
+	// After are the bootstrap's files that the scripts changed after it ran, with
+	// their final content.
+	After map[string][]byte
+	// Discovery lists the values the node takes from eks:DescribeCluster, as
+	// placeholders (offline) or as looked up (--discover).
+	Discovery []string
+	// Warnings are printed after the files.
+	Warnings []string
+}
+
+// Render evaluates raw's scripts on a simulated instance and runs the bootstrap
+// their bootstrap.sh call (or the NodeConfig parts) asks for.
+func Render(ctx context.Context, raw []byte, o Options) (*Result, error) {
+	parts, err := userdata.Parse(raw)
+	if err != nil {
+		return nil, err
+	}
+	s := bootstrap.DefaultSettings()
+	s.NoRestart, s.ImageProfile = true, o.Profile
+	s.IMDSEndpoint = "http://127.0.0.1:9" // never dialled: Env.IMDS is simulated
+	s.KubeletVersion = o.KubeletVersion
+	r := &Result{}
+	req, nodeConfig, err := bootstrap.RequestFromNodeConfigs(parts, nil, s)
+	if err != nil {
+		return nil, err
+	}
+	// The simulated node: its image's files exist only in memory, and nothing is
+	// written: the plan is printed.
+	files := imagefixture.Empty()
+	if o.Profile == bootstrap.ProfileAL2023 {
+		files = imagefixture.AL2023{KubeletVersion: "v" + s.KubeletVersion.String()}.FS()
+	}
+	disc := &discovery{eks: o.EKS}
+	env := offlineEnv(files, o.Log, o.InstanceType, o.Region, disc)
+	plan := func(ctx context.Context, req bootstrap.Request) (*bootstrap.Node, error) {
+		_, n, err := bootstrap.PlanNode(ctx, req.Config, env)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", req.From, err)
+		}
+		return n, nil
+	}
+	var last *bootstrap.Node
+	var lastReq bootstrap.Request
+	opts := sim.Options{
+		Image:    map[string]sim.File{sim.BootstrapPath: {Data: assets.BootstrapShim(), Mode: 0o755}},
+		Metadata: SimulatedMetadata(o.InstanceType, o.Region),
+	}
+	if !nodeConfig {
+		opts.Bootstrap = func(ctx context.Context, c sim.Call) (map[string]sim.File, error) {
+			req, err := requestFromCall(c, s)
+			if err != nil {
+				return nil, err
+			}
+			n, err := plan(ctx, req)
+			if err != nil {
+				return nil, err
+			}
+			last, lastReq = n, req
+			out := map[string]sim.File{}
+			for _, f := range n.Files {
+				out[f.Path] = sim.File{Data: f.Data, Mode: f.Mode}
+			}
+			return out, nil
+		}
+	}
+	ev, evalErr := sim.Evaluate(ctx, parts, opts)
+	switch {
+	case evalErr != nil && !nodeConfig:
+		return nil, fmt.Errorf("user data: %w", evalErr)
+	case evalErr != nil:
+		r.Warnings = append(r.Warnings, fmt.Sprintf("the user data's scripts: %v (the node is configured by its NodeConfig)", evalErr))
+	default:
+		r.Eval = ev
+	}
+	if nodeConfig {
+		n, err := plan(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		last, lastReq = n, req
+		if ev != nil && len(ev.Calls) > 0 {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("%s also calls bootstrap.sh, after the NodeConfig configured the node: it bootstraps the node again (render shows the NodeConfig's node)", ev.Calls[0].Where))
+		}
+	} else {
+		if len(ev.Calls) == 0 {
+			var types []string
+			for _, p := range parts {
+				types = append(types, p.Name())
+			}
+			msg := fmt.Sprintf("%v (%s", errNothing, strings.Join(types, ", "))
+			if len(ev.NotSimulated) > 0 {
+				msg += "; not simulated: " + strings.Join(ev.NotSimulated, ", ")
+			}
+			return nil, errors.New(msg + ")")
+		}
+		c := ev.Calls[len(ev.Calls)-1]
+		if len(c.Unknown) > 0 {
+			return nil, fmt.Errorf("user data: %w", &sim.UnresolvedError{Where: c.Where, Reason: strings.Join(c.Unknown, "; ")})
+		}
+		if len(ev.Calls) > 1 {
+			var where []string
+			for _, c := range ev.Calls {
+				where = append(where, c.Where)
+			}
+			r.Warnings = append(r.Warnings, fmt.Sprintf("bootstrap.sh is called %d times (%s): each run rewrites the node; render shows the last", len(ev.Calls), strings.Join(where, "; ")))
+		}
+	}
+	if args := lastReq.Config.LocalDisksArgs; args != nil {
+		o.Log.Warn("on the node, the instance-store disks are set up first: " + kubeletconf.LocalDisksHelper + " " + strings.Join(args, " ") + " (render does not run it)")
+	}
+	r.Tree = map[string][]byte{}
+	for _, f := range last.Files {
+		r.Tree[f.Path] = f.Data
+	}
+	if ev != nil {
+		r.After = map[string][]byte{}
+		for p, f := range ev.Files {
+			if old, ok := r.Tree[p]; ok && !bytes.Equal(old, f.Data) {
+				r.After[p] = f.Data
+			}
+		}
+	}
+	r.Flags = strings.TrimSpace(last.KubeletArgs + " " + last.KubeletExtraArgs)
+	r.From = lastReq.From
+	r.Discovery = disc.report()
+	return r, nil
+}
+
+// requestFromCall interprets a bootstrap.sh call as the shim hands it to eksboot.
+func requestFromCall(c sim.Call, s bootstrap.Settings) (bootstrap.Request, error) {
+	r := bootstrap.Request{From: c.Where + ": bootstrap.sh"} // errors: Evaluate's caller says "user data: "
+	cfg, _, err := bootstrap.FromFlags(c.Eksboot, func(k string) string { return c.Env[k] })
+	if err != nil {
+		return r, fmt.Errorf("%s: %w", r.From, err)
+	}
+	cfg.Settings = s
+	r.Config = cfg
+	return r, nil
+}
+
+// offlineEnv is a bootstrap environment on a simulated instance with nothing outside
+// but, with --discover, EKS.
+func offlineEnv(files bootstrap.NodeFiles, log *zap.Logger, instanceType, region string, disc *discovery) *bootstrap.Env {
+	inst := simulatedInstance(instanceType, region)
+	env := bootstrap.DefaultEnv(nil, log, io.Discard, io.Discard)
+	env.Files = files
+	env.IMDS = func(context.Context, imds.Options) (*imds.Facts, error) {
+		return &imds.Facts{
+			Region: region, AccountID: inst.AccountID, Domain: inst.Domain, InstanceType: instanceType,
+			InstanceID: inst.InstanceID, AvailabilityZone: inst.AvailabilityZone, MAC: inst.MAC, LocalIPv4: inst.LocalIPv4,
+			LocalHostname: inst.LocalHostname,
+			IPv6s:         []string{"2600:1f14:123:4500::1"}, VPCIPv4CIDRs: inst.VPCIPv4CIDRBlocks,
+		}, nil
+	}
+	env.EC2 = func(context.Context, string, string, bool) (ec2api.API, error) {
+		return offlineEC2{inst.LocalHostname}, nil
+	}
+	env.EKS = func(ctx context.Context, region, _ string, _ bool) (eksapi.API, error) { return disc.api(ctx, region) }
+	env.Systemd = func(context.Context) (systemd.Manager, error) { return nil, errOffline }
+	env.LookupHost = func(context.Context, string) ([]string, error) { return nil, errOffline }
+	env.KubeletVersion = func(context.Context) (string, error) { return "", errOffline }
+	env.Command = func(context.Context, string, ...string) error { return errOffline }
+	env.Geteuid = func() int { return 0 }
+	env.Getenv = func(string) string { return "" }
+	env.CPUs = func() int {
+		if t, ok := maxpods.Info(instanceType); ok && t.VCPUs > 0 {
+			return t.VCPUs
+		}
+		return 2
+	}
+	env.DNSNameAttempts, env.DNSNameInterval = 1, 0
+	return env
+}
+
+// offlineEC2 answers as EC2 would in a VPC with the default DNS settings: the
+// private DNS name is the local host name. Instance types the table lacks are not
+// looked up (the run falls back to 110 and says so).
+type offlineEC2 struct{ hostname string }
+
+func (e offlineEC2) PrivateDNSName(context.Context, string) (string, error) { return e.hostname, nil }
+
+func (offlineEC2) InstanceTypeInfo(context.Context, string) (maxpods.TypeInfo, error) {
+	return maxpods.TypeInfo{}, errOffline
+}
