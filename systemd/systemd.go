@@ -84,12 +84,3 @@ func UnitName(name string) string {
 	}
 	return name + ".service"
 }
-
-// unitNames applies UnitName to each name, keeping the order given.
-func unitNames(names []string) []string {
-	out := make([]string, len(names))
-	for i, n := range names {
-		out[i] = UnitName(n)
-	}
-	return out
-}
