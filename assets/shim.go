@@ -32,13 +32,3 @@ var BootstrapShim = sync.OnceValue(func() []byte {
 	}
 	return b
 })
-
-// GzipShim compresses the shim as bootstrap.sh.gz holds it (no name, no time, so
-// the bytes depend on the text only).
-func GzipShim(text []byte) []byte {
-	var buf bytes.Buffer
-	w, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
-	_, _ = w.Write(text)
-	_ = w.Close()
-	return buf.Bytes()
-}

@@ -17,6 +17,7 @@ import (
 	"github.com/eksboot/eksboot/ec2api"
 	"github.com/eksboot/eksboot/imds"
 	"github.com/eksboot/eksboot/imds/imdstest"
+	"github.com/eksboot/eksboot/internal/siminstance"
 	"github.com/eksboot/eksboot/maxpods"
 	"github.com/eksboot/eksboot/rootfs"
 )
@@ -115,7 +116,7 @@ func TestNodeNameForDocumentInstanceID(t *testing.T) {
 // the instance ID is read from meta-data/instance-id, and the node name asked for it.
 func TestNodeNameWithoutDocumentInstanceID(t *testing.T) {
 	f, api, _ := gatherWith(t, map[string]string{
-		imds.PathIdentityDocument: imdstest.IdentityDocument(base(t).IMDS, "instanceId"),
+		imds.PathIdentityDocument: siminstance.IdentityDocument(base(t).IMDS, "instanceId"),
 		imds.PathInstanceID:       "i-0fffffffffffffff0",
 		imds.PathLocalHostname:    customDomain,
 	})

@@ -11,6 +11,7 @@ import (
 
 	"github.com/eksboot/eksboot/imds"
 	"github.com/eksboot/eksboot/imds/imdstest"
+	"github.com/eksboot/eksboot/internal/siminstance"
 )
 
 const (
@@ -302,7 +303,7 @@ func TestFetchRequireLocalIPv4(t *testing.T) {
 		t.Run(fmt.Sprintf("RequireLocalIPv4=%v,privateIp=%v", tt.require, tt.privateIP), func(t *testing.T) {
 			inst := imdstest.DefaultInstance()
 			if !tt.privateIP {
-				doc := imdstest.IdentityDocument(inst, "privateIp")
+				doc := siminstance.IdentityDocument(inst, "privateIp")
 				inst.Overrides = map[string]*string{imds.PathIdentityDocument: &doc}
 			}
 			s := startFake(t, inst)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/eksboot/eksboot/imds"
 	"github.com/eksboot/eksboot/imds/imdstest"
+	"github.com/eksboot/eksboot/internal/siminstance"
 )
 
 // Every test points Fetch at a 127.0.0.1 fake; none relies on the SDK default.
@@ -53,7 +54,7 @@ func str(s string) *string { return &s }
 // value (a string, or nil for JSON null).
 func docWith(key string, value any) *string {
 	var doc map[string]any
-	if err := json.Unmarshal([]byte(imdstest.IdentityDocument(imdstest.DefaultInstance())), &doc); err != nil {
+	if err := json.Unmarshal([]byte(siminstance.IdentityDocument(imdstest.DefaultInstance())), &doc); err != nil {
 		panic(err)
 	}
 	doc[key] = value
@@ -66,7 +67,7 @@ func docWith(key string, value any) *string {
 
 // withoutKeys returns the default instance's identity document lacking keys.
 func withoutKeys(keys ...string) *string {
-	return str(imdstest.IdentityDocument(imdstest.DefaultInstance(), keys...))
+	return str(siminstance.IdentityDocument(imdstest.DefaultInstance(), keys...))
 }
 
 // fast returns Options for s whose retries take milliseconds, with timeout

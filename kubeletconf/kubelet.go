@@ -1,8 +1,6 @@
 package kubeletconf
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -87,9 +85,9 @@ func EvictionHard() map[string]string {
 }
 
 // Build returns the kubelet configuration for in: the AMI template
-// (assets.KubeletConfig) with bootstrap.sh's edits applied. It is
-// BuildFromTemplate(assets.KubeletConfig, in), without decoding the template at each
-// call: zz_generated_template.go has it decoded.
+// (assets.KubeletConfig) with bootstrap.sh's edits applied (applyEdits), without
+// decoding the template at each call: zz_generated_template.go has it decoded
+// (kubelet_test.go's buildFromTemplate decodes it and must agree).
 func Build(in Input) (*KubeletConfiguration, error) {
 	version, err := in.validate()
 	if err != nil {
@@ -98,9 +96,8 @@ func Build(in Input) (*KubeletConfiguration, error) {
 	return applyEdits(templateConfig(), in, version), nil
 }
 
-// BuildFromTemplate decodes template, a kubelet-config.json, strictly (unknown
-// fields are an error) and applies bootstrap.sh's containerd-path edits, in
-// bootstrap.sh's order:
+// applyEdits applies bootstrap.sh's containerd-path edits to cfg, in bootstrap.sh's
+// order, and returns it:
 //   - clusterDNS = in.ClusterDNS;
 //   - for kubelets 1.22.0 <= v < 1.27.0, kubeAPIQPS 10 and kubeAPIBurst 20 unless
 //     the template sets them;
@@ -110,23 +107,6 @@ func Build(in Input) (*KubeletConfiguration, error) {
 //   - maxPods = in.MaxPods if in.SetMaxPods;
 //   - providerID = in.ProviderID;
 //   - cgroupDriver = systemd, and the reserved cgroups if in.ReservedCgroups.
-//
-// Every invalid input field is reported, joined in one error.
-func BuildFromTemplate(template []byte, in Input) (*KubeletConfiguration, error) {
-	version, err := in.validate()
-	if err != nil {
-		return nil, err
-	}
-	cfg := &KubeletConfiguration{}
-	dec := json.NewDecoder(bytes.NewReader(template))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(cfg); err != nil {
-		return nil, fmt.Errorf("decoding kubelet config template: %w", err)
-	}
-	return applyEdits(cfg, in, version), nil
-}
-
-// applyEdits applies bootstrap.sh's edits (see BuildFromTemplate) to cfg and returns it.
 func applyEdits(cfg *KubeletConfiguration, in Input, version Version) *KubeletConfiguration {
 	row, _ := Kubelet(version)
 	cfg.ClusterDNS = append([]string(nil), in.ClusterDNS...)

@@ -3,6 +3,7 @@ package kubeletconf
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -99,7 +100,7 @@ func TestBuildKubeAPIQPS(t *testing.T) {
 				t.Fatal(err)
 			}
 			in.KubeletVersion = v
-			cfg, err := BuildFromTemplate(tc.template, in)
+			cfg, err := buildFromTemplate(tc.template, in)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -152,7 +153,7 @@ func TestBuildReplacesTemplateMaps(t *testing.T) {
 	template := []byte(`{"evictionHard":{"imagefs.available":"15%"},"kubeReserved":{"pid":"100"},"maxPods":17}`)
 	in := base.input()
 	in.SetMaxPods = false
-	cfg, err := BuildFromTemplate(template, in)
+	cfg, err := buildFromTemplate(template, in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,9 +203,9 @@ func TestBuildErrors(t *testing.T) {
 			if tc.template != "" {
 				template = []byte(tc.template)
 			}
-			cfg, err := BuildFromTemplate(template, in)
+			cfg, err := buildFromTemplate(template, in)
 			if err == nil {
-				t.Fatalf("BuildFromTemplate = %+v, want error", cfg)
+				t.Fatalf("buildFromTemplate = %+v, want error", cfg)
 			}
 			if err.Error() != tc.wantErr {
 				t.Errorf("error = %q, want %q", err, tc.wantErr)
@@ -232,4 +233,32 @@ func TestTemplateConfigIsTheTemplate(t *testing.T) {
 	if again := templateConfig(); !reflect.DeepEqual(again, want) {
 		t.Errorf("a change to one value shows in the next: %+v", again)
 	}
+}
+
+// buildFromTemplate decodes template, a kubelet-config.json, strictly (unknown
+// fields are an error) and applies bootstrap.sh's containerd-path edits, in
+// bootstrap.sh's order:
+//   - clusterDNS = in.ClusterDNS;
+//   - for kubelets 1.22.0 <= v < 1.27.0, kubeAPIQPS 10 and kubeAPIBurst 20 unless
+//     the template sets them;
+//   - evictionHard replaced by EvictionHard();
+//   - kubeReserved replaced by {cpu: ReservedCPU(CPUs)m, ephemeral-storage: 1Gi,
+//     memory: ReservedMemoryMiB(MaxPods)Mi};
+//   - maxPods = in.MaxPods if in.SetMaxPods;
+//   - providerID = in.ProviderID;
+//   - cgroupDriver = systemd, and the reserved cgroups if in.ReservedCgroups.
+//
+// Every invalid input field is reported, joined in one error.
+func buildFromTemplate(template []byte, in Input) (*KubeletConfiguration, error) {
+	version, err := in.validate()
+	if err != nil {
+		return nil, err
+	}
+	cfg := &KubeletConfiguration{}
+	dec := json.NewDecoder(bytes.NewReader(template))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(cfg); err != nil {
+		return nil, fmt.Errorf("decoding kubelet config template: %w", err)
+	}
+	return applyEdits(cfg, in, version), nil
 }

@@ -103,12 +103,3 @@ func Kubelet(v Version) (KubeletRow, string) {
 	}
 	return kubelets[v.Minor-FirstKubeletMinor], ""
 }
-
-// KubeletMinors lists the minors of the table, oldest first.
-func KubeletMinors() []int {
-	out := make([]int, len(kubelets))
-	for i, r := range kubelets {
-		out[i] = r.Minor
-	}
-	return out
-}

@@ -41,8 +41,8 @@ func TestKubeletTableRows(t *testing.T) {
 		}
 		return r
 	}
-	if minors := KubeletMinors(); minors[0] != FirstKubeletMinor || minors[len(minors)-1] != LastKubeletMinor || len(minors) != LastKubeletMinor-FirstKubeletMinor+1 {
-		t.Fatalf("KubeletMinors() = %v", minors)
+	if minors := kubeletMinors(); minors[0] != FirstKubeletMinor || minors[len(minors)-1] != LastKubeletMinor || len(minors) != LastKubeletMinor-FirstKubeletMinor+1 {
+		t.Fatalf("kubeletMinors() = %v", minors)
 	}
 	for _, tc := range []struct {
 		minor                      int
@@ -148,4 +148,13 @@ func TestKubeconfigAWSCLI(t *testing.T) {
 		exec.Command != "aws" || !slices.Equal(exec.Args, []string{"eks", "get-token", "--cluster-name", "demo", "--region", "us-west-2"}) {
 		t.Errorf("got %+v\n%s", k, got)
 	}
+}
+
+// kubeletMinors lists the minors of the table, oldest first.
+func kubeletMinors() []int {
+	out := make([]int, len(kubelets))
+	for i, r := range kubelets {
+		out[i] = r.Minor
+	}
+	return out
 }

@@ -86,10 +86,3 @@ func Info(instanceType string) (TypeInfo, bool) {
 	}
 	return t, true
 }
-
-// Types returns the number of instance types in the table.
-func Types() int { return len(sorted) }
-
-// TypeAt returns the name of the i-th instance type of the table, in byte order, for
-// 0 <= i < Types().
-func TypeAt(i int) string { return slots[sorted[i]].name() }

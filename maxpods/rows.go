@@ -18,14 +18,12 @@ type Row struct {
 	MaxPods      int
 }
 
-// RowError is a line of an eni-max-pods.txt file that is not a valid row.
+// RowError is a line of an eni-max-pods.txt file that is not a valid row; callers
+// report it with the file's name ("FILE:LINE: REASON").
 type RowError struct {
 	Line   int    // 1-based line number
 	Reason string // what is wrong, naming the value
 }
-
-// Error returns "line N: reason".
-func (e *RowError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Reason) }
 
 // ParseRows parses an eni-max-pods.txt file as bootstrap.sh's awk read it: blank
 // lines and '#' comments are skipped, fields are separated by spaces or tabs. Every

@@ -1,6 +1,7 @@
 package maxpods
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -34,7 +35,7 @@ func TestParseRows(t *testing.T) {
 			}
 			var gotBad []string
 			for _, e := range bad {
-				gotBad = append(gotBad, e.Error())
+				gotBad = append(gotBad, fmt.Sprintf("line %d: %s", e.Line, e.Reason))
 			}
 			if !reflect.DeepEqual(gotBad, tc.wantBad) {
 				t.Errorf("bad = %q, want %q", gotBad, tc.wantBad)

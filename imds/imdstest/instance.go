@@ -30,9 +30,3 @@ func DefaultInstance() Instance { return siminstance.Default() }
 
 // buildTree returns every path the instance serves (no leading "/") and its body.
 func buildTree(in Instance) (map[string]string, error) { return siminstance.Paths(in) }
-
-// IdentityDocument returns the body of latest/dynamic/instance-identity/document
-// for in (siminstance.IdentityDocument); the keys in absent are left out.
-func IdentityDocument(in Instance, absent ...string) string {
-	return siminstance.IdentityDocument(in, absent...)
-}

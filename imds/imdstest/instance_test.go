@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/eksboot/eksboot/internal/siminstance"
 	"github.com/eksboot/eksboot/internal/testtools"
 )
 
@@ -82,17 +83,17 @@ func TestBuildTreeNeedsVPCCIDR(t *testing.T) {
 func TestIdentityDocumentAbsent(t *testing.T) {
 	inst := DefaultInstance()
 	var full, without map[string]any
-	if err := json.Unmarshal([]byte(IdentityDocument(inst)), &full); err != nil {
+	if err := json.Unmarshal([]byte(siminstance.IdentityDocument(inst)), &full); err != nil {
 		t.Fatal(err)
 	}
 	tree, err := buildTree(inst)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := tree["latest/dynamic/instance-identity/document"]; got != IdentityDocument(inst) {
+	if got := tree["latest/dynamic/instance-identity/document"]; got != siminstance.IdentityDocument(inst) {
 		t.Errorf("served document %q, want IdentityDocument's", got)
 	}
-	if err := json.Unmarshal([]byte(IdentityDocument(inst, "privateIp", "instanceId")), &without); err != nil {
+	if err := json.Unmarshal([]byte(siminstance.IdentityDocument(inst, "privateIp", "instanceId")), &without); err != nil {
 		t.Fatal(err)
 	}
 	delete(full, "privateIp")

@@ -233,29 +233,6 @@ func TestVarsForUsesTheTableFacts(t *testing.T) {
 	}
 }
 
-func TestVarsForAgreesWithTheTableForEveryType(t *testing.T) {
-	for i := range maxpods.Types() {
-		name := maxpods.TypeAt(i)
-		info, ok := maxpods.Info(name)
-		if !ok {
-			continue
-		}
-		v, err := VarsFor(info)
-		if err != nil {
-			t.Errorf("%s: %v", name, err)
-			continue
-		}
-		got, err := Evaluate("(default_enis * (ips_per_eni - 1)) + 2", v)
-		if err != nil {
-			t.Errorf("%s: %v", name, err)
-			continue
-		}
-		if n, ok := maxpods.Lookup(name); ok && int(got) != n {
-			t.Errorf("%s: nodeadm's formula gives %d, eni-max-pods.txt %d", name, got, n)
-		}
-	}
-}
-
 func TestVarsForNeedsTheENICounts(t *testing.T) {
 	_, err := VarsFor(maxpods.TypeInfo{ENIs: 0, IPv4PerENI: 15})
 	want := "spec.kubelet.maxPodsExpression needs the instance type's ENIs and IPv4 addresses per ENI: classic max pods: want positive ENIs and IPv4 addresses per ENI, got 0 and 15"
