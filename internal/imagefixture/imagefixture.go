@@ -2,17 +2,20 @@
 // eksboot reads at boot, for tests and the demo: the Amazon Linux 2023 EKS image
 // (AL2023) with a given kubelet and containerd. It writes only this project's own
 // stand-ins: empty executables where the image has binaries, version files in the
-// image's format.
+// image's format. `eksboot render` reads the same image in memory (Files), so this
+// package ships in eksboot's binary: it imports no testing package.
 package imagefixture
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
+	"sort"
 	"strings"
-	"testing/fstest"
+	"time"
 )
 
 // AL2023 describes an Amazon Linux 2023 EKS image.
@@ -102,26 +105,56 @@ func write(root, p, content string, mode os.FileMode) error {
 
 // Files are an image's files in memory, read by node path ("/etc/os-release"): the
 // node files of a simulated instance that is never written (`eksboot render`). A
-// missing file is an error satisfying errors.Is(err, fs.ErrNotExist).
-type Files struct{ fsys fstest.MapFS }
+// missing file is an error satisfying errors.Is(err, fs.ErrNotExist). Directories
+// are implied by the files' paths, as in testing/fstest's MapFS, whose answers these
+// are (imagefixture_test.go compares them); MapFS itself would bring the testing
+// packages into eksboot's binary.
+type Files struct {
+	files map[string]memFile  // by name: the path without its leading "/"
+	dirs  map[string][]string // by name ("." the root): the entries' names, sorted
+}
+
+type memFile struct {
+	data []byte
+	mode fs.FileMode
+}
 
 // Empty is an image with no files: a bare root.
-func Empty() Files { return Files{fstest.MapFS{}} }
+func Empty() Files { return newFiles(nil) }
 
 // FS returns the image's files in memory.
 func (a AL2023) FS() Files {
 	files, executables := a.Files()
-	m := fstest.MapFS{}
+	m := map[string]memFile{}
 	for p, content := range files {
-		m[strings.TrimPrefix(p, "/")] = &fstest.MapFile{Data: []byte(content), Mode: 0o644}
+		m[strings.TrimPrefix(p, "/")] = memFile{data: []byte(content), mode: 0o644}
 	}
 	for _, p := range executables {
-		m[strings.TrimPrefix(p, "/")] = &fstest.MapFile{Mode: 0o755}
+		m[strings.TrimPrefix(p, "/")] = memFile{mode: 0o755}
 	}
-	return Files{m}
+	return newFiles(m)
 }
 
-// name turns a node path into the MapFS name.
+// newFiles indexes files' directories.
+func newFiles(files map[string]memFile) Files {
+	f := Files{files: files, dirs: map[string][]string{".": nil}}
+	seen := map[string]bool{}
+	for n := range files {
+		for child := n; child != "."; child = path.Dir(child) {
+			if seen[child] {
+				break
+			}
+			seen[child] = true
+			f.dirs[path.Dir(child)] = append(f.dirs[path.Dir(child)], path.Base(child))
+		}
+	}
+	for d := range f.dirs {
+		sort.Strings(f.dirs[d])
+	}
+	return f
+}
+
+// name turns a node path into the name of the node file.
 func name(p string) string {
 	if p == "/" {
 		return "."
@@ -129,21 +162,54 @@ func name(p string) string {
 	return strings.TrimPrefix(path.Clean(p), "/")
 }
 
+func notExist(n string) error { return &fs.PathError{Op: "open", Path: n, Err: fs.ErrNotExist} }
+
 // ReadFile reads the node file p.
-func (f Files) ReadFile(p string) ([]byte, error) { return f.fsys.ReadFile(name(p)) }
+func (f Files) ReadFile(p string) ([]byte, error) {
+	n := name(p)
+	if m, ok := f.files[n]; ok {
+		return append([]byte(nil), m.data...), nil
+	}
+	if _, ok := f.dirs[n]; ok {
+		return nil, &fs.PathError{Op: "read", Path: n, Err: fs.ErrInvalid}
+	}
+	return nil, notExist(n)
+}
 
 // Stat returns the file info of the node file p.
-func (f Files) Stat(p string) (fs.FileInfo, error) { return f.fsys.Stat(name(p)) }
+func (f Files) Stat(p string) (fs.FileInfo, error) {
+	n := name(p)
+	if m, ok := f.files[n]; ok {
+		return memInfo{name: path.Base(n), size: int64(len(m.data)), mode: m.mode}, nil
+	}
+	if _, ok := f.dirs[n]; ok {
+		return memInfo{name: path.Base(n), mode: fs.ModeDir | 0o555}, nil
+	}
+	return nil, notExist(n)
+}
 
 // ReadDir returns the names of the node directory p's entries, sorted.
 func (f Files) ReadDir(p string) ([]string, error) {
-	entries, err := f.fsys.ReadDir(name(p))
-	if err != nil {
-		return nil, err
+	n := name(p)
+	if entries, ok := f.dirs[n]; ok {
+		return append([]string{}, entries...), nil
 	}
-	out := make([]string, len(entries))
-	for i, e := range entries {
-		out[i] = e.Name()
+	if _, ok := f.files[n]; ok {
+		return nil, &fs.PathError{Op: "readdir", Path: n, Err: errors.New("not implemented")}
 	}
-	return out, nil
+	return nil, notExist(n)
 }
+
+// memInfo is a memory file's fs.FileInfo.
+type memInfo struct {
+	name string
+	size int64
+	mode fs.FileMode
+}
+
+func (i memInfo) Name() string       { return i.name }
+func (i memInfo) Size() int64        { return i.size }
+func (i memInfo) Mode() fs.FileMode  { return i.mode }
+func (i memInfo) ModTime() time.Time { return time.Time{} }
+func (i memInfo) IsDir() bool        { return i.mode.IsDir() }
+func (i memInfo) Sys() any           { return nil }
