@@ -1,12 +1,14 @@
 package main
 
 import (
-	"fmt"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -31,15 +33,6 @@ func targets(tree map[string]string) map[string]string {
 		}
 	}
 	return out
-}
-
-// killed reports whether the traced process died of SIGKILL: strace then exits with
-// status 137 or kills itself with the same signal.
-func killed(ps *os.ProcessState) bool {
-	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL {
-		return true
-	}
-	return ps.ExitCode() == 137
 }
 
 // version returns the entry of tree tr for node path p (its key, which carries the
@@ -77,76 +70,58 @@ func classify(paths map[string]bool, got, old, next map[string]string) (asOld, a
 	return asOld, asNew, removed, neither
 }
 
-// TestCrashConsistency kills eksboot with SIGKILL at many points while it replaces a
-// node's files (the Nth openat, write, fchmod, fsync, rename or unlink, injected by
-// strace), then checks that every file it owns is either entirely the old version or
-// entirely the new one, that the node as a whole is old or new (mixed only when killed
-// among the renames, and no file removed while another is still old), and that a rerun
-// completes the node.
+// TestCrashConsistency kills eksboot with SIGKILL at every one of its file system
+// calls on the node's files while it replaces them (each openat, write, fchmod, fchown,
+// fsync, rename and unlink under the root, counted across all its threads by killAt),
+// then checks that every file it owns is either entirely the old version or entirely
+// the new one, that the node as a whole is old or new (mixed only when killed among the
+// renames, and no file removed while another is still old), and that a rerun completes
+// the node. The kill points tried must be exactly the calls strace -f sees in a clean
+// run: none is left out.
 func TestCrashConsistency(t *testing.T) {
 	strace := testtools.Require(t, "strace")
+	c := newCrashCase(t)
 
-	// The old node: extra args, another DNS address, pause tag and cluster name, so
-	// that every file but the CA changes; the new node loses 30-kubelet-extra-args.conf
-	// (an unlink) and gains the logind drop-in (a new file).
-	seed := t.TempDir()
-	env, args := startCase(t, "01-m5large-usw2-vpc192", seed)
-	oldArgs := append(append([]string{"bootstrap", "old-cluster"}, args[2:]...), "--kubelet-extra-args", "--v=3",
-		"--dns-cluster-ip", "10.9.0.10", "--pause-container-version", "3.8")
-	if code, _, stderr := run(t, env, "", oldArgs...); code != 0 {
-		t.Fatalf("old run: exit %d\n%s", code, stderr)
+	// The kill points, as strace -f counts them in a clean run (every thread's calls).
+	clean := copyTree(t, c.old)
+	calls, code := straceCalls(t, strace, c, clean, killGroupNames())
+	if code != 0 {
+		t.Fatalf("the clean run under strace: exit %d", code)
 	}
-	old := tree(t, seed)
-	newArgs := func(root string) []string {
-		a := append([]string{}, args...)
-		for i := range a {
-			if a[i] == "--root" {
-				a[i+1] = root
-			}
+	want := map[string]int{}
+	for _, k := range calls {
+		if k.under(clean) {
+			want[k.group]++
 		}
-		return append(a, "--graceful-shutdown")
 	}
-	want := copyTree(t, old)
-	if code, _, stderr := run(t, env, "", newArgs(want)...); code != 0 {
-		t.Fatalf("new run: exit %d\n%s", code, stderr)
-	}
-	next := tree(t, want)
 
-	paths := map[string]bool{}
-	for k := range old {
-		paths[strings.Fields(k)[0]] = true
-	}
-	for k := range next {
-		paths[strings.Fields(k)[0]] = true
-	}
 	kills, violations, completed := 0, 0, 0
 	allOld, allNew, mixed := 0, 0, 0 // node states at the kills
-	groups := []string{"openat", "write", "fchmod", "fsync", "rename,renameat,renameat2", "unlink,unlinkat"}
 	perGroup := map[string]int{}
-	for _, group := range groups {
-		for n := 1; n <= 40; n++ {
-			root := copyTree(t, old)
-			cmdArgs := append([]string{
-				"-f", "-qq", "-o", "/dev/null", "-e", "trace=" + group,
-				"-e", fmt.Sprintf("inject=%s:signal=SIGKILL:when=%d", group, n), binary,
-			}, newArgs(root)...)
-			cmd := exec.Command(strace, cmdArgs...)
-			cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
-			for k, v := range env {
-				cmd.Env = append(cmd.Env, k+"="+v)
+	for _, group := range killGroups {
+		for n := 1; ; n++ {
+			root := copyTree(t, c.old)
+			r, err := killAt(c.command(root), group, root, n)
+			if err != nil {
+				t.Fatalf("%s #%d: %v\n%s", group, n, err, r.output)
 			}
-			out, err := cmd.CombinedOutput()
-			if err == nil {
+			if !r.killed {
+				if !r.status.Exited() || r.status.ExitStatus() != 0 {
+					t.Fatalf("%s #%d: not killed but failed: %v\n%s", group, n, r.status, r.output)
+				}
 				completed++
-				break // the run finished before its Nth call: no more kill points here
+				if r.seen != n-1 || r.seen != want[group.name] {
+					t.Errorf("%s: %d kill points tried, the clean run made %d such calls (strace -f counts %d)", group, n-1, r.seen, want[group.name])
+				}
+				break // the run finished before its n-th call: no more kill points here
 			}
-			if !killed(cmd.ProcessState) {
-				t.Fatalf("%s #%d: not killed but failed: %v\n%s", group, n, err, out)
+			if !r.status.Signaled() || r.status.Signal() != syscall.SIGKILL {
+				t.Fatalf("%s #%d: killed, but the binary ended with %v\n%s", group, n, r.status, r.output)
 			}
 			kills++
-			perGroup[group]++
+			perGroup[group.name]++
 			got := targets(tree(t, root))
-			asOld, asNew, removed, neither := classify(paths, got, old, next)
+			asOld, asNew, removed, neither := classify(c.paths, got, c.old, c.next)
 			for _, p := range neither {
 				violations++
 				t.Errorf("killed at %s #%d: %s is neither the old nor the new file", group, n, p)
@@ -154,7 +129,7 @@ func TestCrashConsistency(t *testing.T) {
 			// The whole node: all the replaced files old or all new, except when killed
 			// among the renames (N renames are not atomic together); a file is removed
 			// only after every replacement is done.
-			if len(asOld) > 0 && len(asNew) > 0 && !strings.HasPrefix(group, "rename") {
+			if len(asOld) > 0 && len(asNew) > 0 && !strings.Contains(group.name, "rename") {
 				violations++
 				t.Errorf("killed at %s #%d, outside the renames: a mixed node, new %v, old %v", group, n, asNew, asOld)
 			}
@@ -170,23 +145,258 @@ func TestCrashConsistency(t *testing.T) {
 			default:
 				mixed++
 			}
-			code, _, stderr := run(t, env, "", newArgs(root)...)
+			code, _, stderr := run(t, c.env, "", c.newArgs(root)...)
 			if code != 0 {
 				t.Fatalf("rerun after a kill at %s #%d: exit %d\n%s", group, n, code, stderr)
 			}
-			testtools.CompareTrees(t, tree(t, root), next)
+			testtools.CompareTrees(t, tree(t, root), c.next)
 		}
 	}
-	names := make([]string, 0, len(paths))
-	for p := range paths {
+	names := make([]string, 0, len(c.paths))
+	for p := range c.paths {
 		names = append(names, p)
 	}
 	sort.Strings(names)
-	t.Logf("crash consistency: %d kills tried (%v), %d violations, %d uninterrupted runs; the node at the kills: %d all old, %d all new, %d mixed (each among the renames); files checked: %s",
-		kills, perGroup, violations, completed, allOld, allNew, mixed, strings.Join(names, ", "))
-	for _, g := range groups {
-		if perGroup[g] == 0 {
+	t.Logf("crash consistency: %d kills tried (%v; strace -f counts %v), %d violations, %d uninterrupted runs; the node at the kills: %d all old, %d all new, %d mixed (each among the renames); files checked: %s",
+		kills, perGroup, want, violations, completed, allOld, allNew, mixed, strings.Join(names, ", "))
+	for _, g := range killGroups {
+		if perGroup[g.name] == 0 && (g.name != "fchown" || os.Geteuid() == 0) {
 			t.Errorf("no kill at any %s call: the injection is not working", g)
 		}
+	}
+}
+
+// crashCase is the node the crash tests replace: its files before (old) and after
+// (next) the run, and how to run it.
+type crashCase struct {
+	env       map[string]string
+	args      []string
+	old, next map[string]string
+	paths     map[string]bool // every node path of old and next
+}
+
+// newCrashCase makes the old node: extra args, another DNS address, pause tag and
+// cluster name, so that every file but the CA changes; the new node loses
+// 30-kubelet-extra-args.conf (an unlink) and gains the logind drop-in (a new file in a
+// new directory).
+func newCrashCase(t *testing.T) *crashCase {
+	t.Helper()
+	seed := t.TempDir()
+	env, args := startCase(t, "01-m5large-usw2-vpc192", seed)
+	c := &crashCase{env: env, args: args, paths: map[string]bool{}}
+	oldArgs := append(append([]string{"bootstrap", "old-cluster"}, args[2:]...), "--kubelet-extra-args", "--v=3",
+		"--dns-cluster-ip", "10.9.0.10", "--pause-container-version", "3.8")
+	if code, _, stderr := run(t, env, "", oldArgs...); code != 0 {
+		t.Fatalf("old run: exit %d\n%s", code, stderr)
+	}
+	c.old = tree(t, seed)
+	want := copyTree(t, c.old)
+	if code, _, stderr := run(t, env, "", c.newArgs(want)...); code != 0 {
+		t.Fatalf("new run: exit %d\n%s", code, stderr)
+	}
+	c.next = tree(t, want)
+	for k := range c.old {
+		c.paths[strings.Fields(k)[0]] = true
+	}
+	for k := range c.next {
+		c.paths[strings.Fields(k)[0]] = true
+	}
+	return c
+}
+
+// newArgs are the arguments of the run that makes the new node under root.
+func (c *crashCase) newArgs(root string) []string {
+	a := append([]string{}, c.args...)
+	for i := range a {
+		if a[i] == "--root" {
+			a[i+1] = root
+		}
+	}
+	return append(a, "--graceful-shutdown")
+}
+
+// command is the run that makes the new node under root, not started.
+func (c *crashCase) command(root string, prefix ...string) *exec.Cmd {
+	argv := append(append(prefix, binary), c.newArgs(root)...)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.TempDir()}
+	for k, v := range c.env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	return cmd
+}
+
+func killGroupNames() []string {
+	var names []string
+	for _, g := range killGroups {
+		names = append(names, g.name)
+	}
+	return names
+}
+
+// tracedCall is one syscall of an strace -f -y log: its name, its group (the -e
+// trace= set it belongs to), its arguments and return value as strace printed them
+// (descriptors as fd</path>), and the lines where it began and ended (apart when
+// another thread's call came between).
+type tracedCall struct {
+	name, group, args, ret string
+	start, end             int
+}
+
+// file is the file the call names: the path of its first descriptor, else its first
+// quoted path.
+func (k tracedCall) file() string {
+	if m := fdArg().FindStringSubmatch(k.args); m != nil {
+		return m[1]
+	}
+	if m := quoted().FindStringSubmatch(k.args); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+// paths are the quoted paths of the call's arguments.
+func (k tracedCall) paths() []string {
+	var out []string
+	for _, m := range quoted().FindAllStringSubmatch(k.args, -1) {
+		out = append(out, m[1])
+	}
+	return out
+}
+
+func (k tracedCall) ok() bool { return strings.HasPrefix(k.ret, "0") }
+
+func (k tracedCall) under(root string) bool {
+	f := k.file()
+	return f == root || strings.HasPrefix(f, root+"/")
+}
+
+var (
+	fdArg  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\d+<([^>]*)>`) })
+	quoted = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`"((?:[^"\\]|\\.)*)"`) })
+)
+
+// straceCalls runs the new node's run under root through strace -f -y (every thread,
+// descriptors shown as their paths) tracing the groups, and returns its calls in the
+// order they began, and the exit status.
+func straceCalls(t *testing.T, strace string, c *crashCase, root string, groups []string) ([]tracedCall, int) {
+	t.Helper()
+	log := filepath.Join(t.TempDir(), "strace.log")
+	cmd := c.command(root, strace, "-f", "-y", "-qq", "-s", "4096", "-o", log, "-e", "trace="+strings.Join(groups, ","))
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		t.Fatalf("strace: %v\n%s", err, out)
+	}
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	group := map[string]string{}
+	for _, g := range groups {
+		for _, name := range strings.Split(g, ",") {
+			group[name] = g
+		}
+	}
+	var calls []*tracedCall
+	pending := map[string]*tracedCall{} // thread -> its unfinished call
+	for i, line := range strings.Split(string(b), "\n") {
+		pid, rest, _ := strings.Cut(line, " ")
+		rest = strings.TrimLeft(rest, " ")
+		switch {
+		case strings.HasPrefix(rest, "<... "):
+			k := pending[pid]
+			_, after, ok := strings.Cut(rest, " resumed>")
+			if k == nil || !ok {
+				continue
+			}
+			delete(pending, pid)
+			args, ret := splitRet(after)
+			k.args += args
+			k.ret, k.end = ret, i
+		case strings.Contains(rest, "("):
+			name, after, _ := strings.Cut(rest, "(")
+			if group[name] == "" {
+				continue
+			}
+			k := &tracedCall{name: name, group: group[name], start: i, end: i}
+			if a, ok := strings.CutSuffix(after, " <unfinished ...>"); ok {
+				k.args = a
+				pending[pid] = k
+			} else {
+				k.args, k.ret = splitRet(after)
+			}
+			calls = append(calls, k)
+		}
+	}
+	list := make([]tracedCall, len(calls))
+	for i, k := range calls {
+		list[i] = *k
+	}
+	return list, cmd.ProcessState.ExitCode()
+}
+
+// splitRet splits "args) = ret" (strace pads before the "=") at its last "=".
+func splitRet(s string) (string, string) {
+	i := strings.LastIndex(s, " = ")
+	if i < 0 {
+		return s, ""
+	}
+	return strings.TrimSuffix(strings.TrimRight(s[:i], " "), ")"), s[i+len(" = "):]
+}
+
+// TestEveryRenameIsDurable reads an strace -f of a run that replaces a node's files:
+// every rename of a temporary file follows an fsync of that file (else a power loss
+// after the rename can leave the new name with no data: a SIGKILL, which the crash
+// test sends, cannot show that, the page cache survives it), and every directory is
+// fsynced after the last rename into it (else the rename itself can be lost).
+func TestEveryRenameIsDurable(t *testing.T) {
+	strace := testtools.Require(t, "strace")
+	c := newCrashCase(t)
+	root := copyTree(t, c.old)
+	calls, code := straceCalls(t, strace, c, root, []string{"fsync,fdatasync", "rename,renameat,renameat2"})
+	if code != 0 {
+		t.Fatalf("the run under strace: exit %d", code)
+	}
+	renames := 0
+	for i, k := range calls {
+		if k.group != "rename,renameat,renameat2" || !k.ok() {
+			continue
+		}
+		p := k.paths()
+		if len(p) != 2 || !strings.HasPrefix(p[0], root+"/") || !strings.Contains(filepath.Base(p[0]), ".eksboot-") {
+			continue
+		}
+		renames++
+		synced, dirSynced := false, false
+		for j, s := range calls {
+			if s.group != "fsync,fdatasync" || !s.ok() {
+				continue
+			}
+			if j < i && s.file() == p[0] && s.end < k.start {
+				synced = true
+			}
+			if j > i && s.file() == filepath.Dir(p[1]) && s.start > k.end {
+				dirSynced = true
+			}
+		}
+		if !synced {
+			t.Errorf("%s is renamed over %s with no fsync of it before: a power loss can leave the file empty", p[0], p[1])
+		}
+		if !dirSynced {
+			t.Errorf("the rename over %s is not followed by an fsync of %s: a power loss can undo it", p[1], filepath.Dir(p[1]))
+		}
+	}
+	changed := 0
+	for k, v := range c.next {
+		if o, ok := c.old[k]; !ok || o != v {
+			changed++
+		}
+	}
+	if renames != changed {
+		t.Errorf("%d renames of temporary files in the trace, want one for each of the %d files the run changes", renames, changed)
+	}
+	if !t.Failed() {
+		t.Logf("%d renames, each after an fsync of its file and before an fsync of its directory", renames)
 	}
 }
