@@ -9,6 +9,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -79,7 +80,7 @@ func (d *run) checkAPIServer() {
 	server := kc.Clusters[0].Cluster.Server
 	u, err := url.Parse(server)
 	if err != nil || u.Scheme != "https" || u.Hostname() == "" {
-		d.add(apiGroup, "api.kubeconfig", Fail, fmt.Sprintf("%s: the server %s is not an https URL", KubeconfigPath, quote.Value(server)), "Run eksboot again with the cluster's endpoint.")
+		d.add(apiGroup, "api.kubeconfig", Fail, fmt.Sprintf("%s: the server %s is not an https URL", KubeconfigPath, d.quote(server)), "Run eksboot again with the cluster's endpoint.")
 		return
 	}
 	host, port := u.Hostname(), cmpOr(u.Port(), "443")
@@ -87,12 +88,19 @@ func (d *run) checkAPIServer() {
 
 	// DNS.
 	addrs := []string{host}
+	chain := []string{"api.tcp", "api.tls", "api.clock"}
+	if net.ParseIP(host) == nil {
+		chain = append([]string{"api.dns"}, chain...)
+	}
+	if d.late(apiGroup, chain...) {
+		return
+	}
 	if net.ParseIP(host) == nil {
 		ctx, cancel := d.checkCtx()
 		addrs, err = d.env.Resolver.LookupHost(ctx, host)
 		cancel()
 		if err != nil || len(addrs) == 0 {
-			d.add(apiGroup, "api.dns", Fail, fmt.Sprintf("%s does not resolve: %v", host, errOrNil(err)),
+			d.addOrCut(apiGroup, "api.dns", Fail, fmt.Sprintf("%s does not resolve: %v", host, errOrNil(err)),
 				"Check the VPC's DNS settings (enableDnsHostnames and enableDnsSupport) and, for a private endpoint, that the node uses the VPC's resolver.")
 			return
 		}
@@ -100,13 +108,16 @@ func (d *run) checkAPIServer() {
 	}
 
 	// TCP.
+	if d.late(apiGroup, chain[len(chain)-3:]...) {
+		return
+	}
 	addr := net.JoinHostPort(addrs[0], port)
 	ctx, cancel := d.checkCtx()
 	defer cancel()
 	conn, err := d.env.Dialer.DialContext(ctx, "tcp", addr)
 	switch {
 	case err != nil && (errors.Is(err, context.DeadlineExceeded) || isTimeout(err)):
-		d.add(apiGroup, "api.tcp", Fail, fmt.Sprintf("no answer from %s within %s", addr, d.o.CheckTimeout),
+		d.addOrCut(apiGroup, "api.tcp", Fail, fmt.Sprintf("no answer from %s within %s", addr, d.o.CheckTimeout),
 			"Check the security groups (the cluster security group must allow 443 from the node), the network ACLs and routes of the node's subnet, and the endpoint's access: a node without a route to the public endpoint needs private endpoint access.")
 		return
 	case err != nil && errors.Is(err, syscall.ECONNREFUSED):
@@ -114,7 +125,7 @@ func (d *run) checkAPIServer() {
 			"Check that the endpoint in the user data is the cluster's (aws eks describe-cluster --query cluster.endpoint).")
 		return
 	case err != nil:
-		d.add(apiGroup, "api.tcp", Fail, fmt.Sprintf("connect to %s: %v", addr, err),
+		d.addOrCut(apiGroup, "api.tcp", Fail, fmt.Sprintf("connect to %s: %v", addr, err),
 			"Check the node's routes and security groups toward the API server.")
 		return
 	}
@@ -143,7 +154,7 @@ func (d *run) checkAPIServer() {
 		// Every EKS cluster's CA is named "kubernetes": the key IDs tell them apart.
 		issuer := ""
 		if c := unknown.Cert; c != nil {
-			issuer = fmt.Sprintf(" (issued by %s, authority key ID %s)", quote.Value(c.Issuer.String()), keyID(c.AuthorityKeyId))
+			issuer = fmt.Sprintf(" (issued by %s, authority key ID %s)", d.quote(c.Issuer.String()), keyID(c.AuthorityKeyId))
 		}
 		d.add(apiGroup, "api.tls", Fail, fmt.Sprintf("the API server's certificate%s is not signed by the node's CA %s: the CA in the user data belongs to another cluster", issuer, caName),
 			"Give the node this cluster's CA (aws eks describe-cluster --name <cluster> --query cluster.certificateAuthority.data) in its user data and run eksboot again.")
@@ -157,11 +168,11 @@ func (d *run) checkAPIServer() {
 			"Check the node's clock (chronyd or systemd-timesyncd, the Amazon Time Sync Service at 169.254.169.123).")
 		return
 	case errors.Is(err, context.DeadlineExceeded) || isTimeout(err):
-		d.add(apiGroup, "api.tls", Fail, fmt.Sprintf("%s accepts TCP but the TLS handshake got no answer within %s", addr, d.o.CheckTimeout),
+		d.addOrCut(apiGroup, "api.tls", Fail, fmt.Sprintf("%s accepts TCP but the TLS handshake got no answer within %s", addr, d.o.CheckTimeout),
 			"Something between the node and the API server holds the connection (a proxy, a firewall appliance, an overloaded endpoint): check the route to the endpoint and any HTTPS proxy.")
 		return
 	default:
-		d.add(apiGroup, "api.tls", Fail, fmt.Sprintf("TLS with %s: %v", addr, err), "Check the endpoint and the CA in the user data.")
+		d.addOrCut(apiGroup, "api.tls", Fail, fmt.Sprintf("TLS with %s: %v", addr, err), "Check the endpoint and the CA in the user data.")
 		return
 	}
 	d.facts.tlsOK, d.facts.caPool, d.facts.serverAddr = true, pool, addr
@@ -202,19 +213,31 @@ func (d *run) readCA(p string) (*x509.CertPool, string, error) {
 	return pool, name, nil
 }
 
+// maxAnswerHeader bounds the status line and headers of an API server's answer that
+// doctor reads (the transport's MaxResponseHeaderBytes, and the reader of /version):
+// an API server sends a few hundred bytes.
+const maxAnswerHeader = 64 << 10
+
 // checkClock asks /version over the verified connection and compares its Date with
-// the node's clock.
+// the node's clock. Only the status line and headers are read, at most
+// maxAnswerHeader bytes of them.
 func (d *run) checkClock(tc *tls.Conn, host string) {
 	req, _ := http.NewRequest(http.MethodGet, "https://"+host+"/version", nil)
 	req.Header.Set("Connection", "close")
 	sent := d.env.now()
 	var resp *http.Response
 	err := req.Write(tc)
+	lim := &io.LimitedReader{R: tc, N: maxAnswerHeader}
 	if err == nil {
-		resp, err = http.ReadResponse(bufio.NewReader(tc), req)
+		resp, err = http.ReadResponse(bufio.NewReaderSize(lim, 4<<10), req)
+	}
+	if err != nil && lim.N == 0 {
+		d.add(apiGroup, "api.clock", Fail, "the API server's answer to GET /version has more than 64 KiB of headers; doctor stopped reading: what answers there is no Kubernetes API server",
+			"Check what listens on the endpoint (a proxy or a TLS-intercepting appliance with the node's CA) and the endpoint in the user data.")
+		return
 	}
 	if err != nil {
-		d.add(apiGroup, "api.clock", Warn, fmt.Sprintf("the API server did not answer GET /version: %v", err), "Look at the API server checks above; the clock was not compared.")
+		d.addOrCut(apiGroup, "api.clock", Warn, fmt.Sprintf("the API server did not answer GET /version: %v", err), "Look at the API server checks above; the clock was not compared.")
 		return
 	}
 	resp.Body.Close()

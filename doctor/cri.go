@@ -35,7 +35,8 @@ func (GRPCCRI) Version(ctx context.Context, sock string) (CRIVersion, error) {
 			var d net.Dialer
 			return d.DialContext(ctx, "unix", sock)
 		},
-		DisableKeepAlives: true,
+		DisableKeepAlives:      true,
+		MaxResponseHeaderBytes: 16 << 10,
 	}
 	defer tr.CloseIdleConnections()
 	// An empty message: the 5-byte gRPC frame header (not compressed, length 0).

@@ -7,14 +7,18 @@
 // the runtime (containerd and the kubelet over D-Bus, the CRI socket, the CNI
 // configuration, disk and inode pressure, max pods against the ENIs).
 //
-// Each check gives a Result: ok, warn or FAIL, its evidence and a fix in one sentence.
+// Each check gives a Result: ok, warn or FAIL, its evidence and a fix in one sentence,
+// or skip when the checklist's deadline left it no time.
 // Every side effect sits behind the small interfaces of Env, so tests inject fakes
 // (an IMDS, an API server, a dialer that hangs, a journal export, a statfs); Run
 // itself only orders the checks and feeds one's facts to the next.
 //
 // Secrets never reach a Result: the session token, the credentials, the kubelet's
 // token and the CA's body are kept out of every evidence line, and Run removes any
-// that slipped into one (redact) before it returns.
+// that slipped into one (redact) before it returns. Nothing from outside reaches the
+// terminal raw either: every answer is read through a limit, and Run escapes the
+// control characters of every line (oneLine), so that an ESC sequence or a newline in
+// a journal line, an API answer or the status file cannot forge doctor's output.
 package doctor
 
 import (
@@ -27,16 +31,21 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/eksboot/eksboot/internal/quote"
 )
 
 // Status is a check's verdict.
 type Status string
 
-// The verdicts. FAIL is upper case so that it stands out in a column of ok.
+// The verdicts. FAIL is upper case so that it stands out in a column of ok. Skip is
+// a check the checklist's deadline (--timeout) left no time for, or cut short: not
+// run, so neither a failure nor a fix.
 const (
 	OK   Status = "ok"
 	Warn Status = "warn"
 	Fail Status = "FAIL"
+	Skip Status = "skip"
 )
 
 // Result is the outcome of one check.
@@ -67,11 +76,12 @@ type Report struct {
 	Summary Summary  `json:"summary"`
 }
 
-// Summary counts the results by status.
+// Summary counts the results by status; Skip counts the checks not run.
 type Summary struct {
 	OK   int `json:"ok"`
 	Warn int `json:"warn"`
 	Fail int `json:"fail"`
+	Skip int `json:"skip"`
 }
 
 // Failed reports whether any check failed.
@@ -92,7 +102,7 @@ func Run(ctx context.Context, env *Env, o Options) *Report {
 	d.checkIdentity()
 	d.checkRuntime()
 
-	r.Node = d.facts.node()
+	r.Node = oneLine(d.redact(d.facts.node()))
 	r.Results = d.redactAll(r.Results)
 	for _, res := range r.Results {
 		switch res.Status {
@@ -100,6 +110,8 @@ func Run(ctx context.Context, env *Env, o Options) *Report {
 			r.Summary.OK++
 		case Warn:
 			r.Summary.Warn++
+		case Skip:
+			r.Summary.Skip++
 		default:
 			r.Summary.Fail++
 		}
@@ -138,6 +150,8 @@ type run struct {
 	facts  facts
 	// secrets are values no result may show (tokens, credentials).
 	secrets []string
+	// digestKey keys the digests of redacted values (redactFile), drawn once a run.
+	digestKey []byte
 }
 
 // facts are what the checks learnt, for the checks after them.
@@ -184,6 +198,40 @@ func (d *run) add(group, check string, s Status, evidence, fix string) *Result {
 	return &d.report.Results[len(d.report.Results)-1]
 }
 
+// notRunEvidence is the evidence of a check the deadline left no time for, and
+// cutEvidence of one it cut short.
+const (
+	notRunEvidence = "not run: the checklist's --timeout ran out before it"
+	cutEvidence    = "not run: the checklist's --timeout ran out while it ran"
+)
+
+// late reports whether the checklist's deadline has passed, and then records the
+// checks named as not run: each check that needs the network (or D-Bus, or a
+// program) asks before it starts, for itself and the checks that follow from it.
+func (d *run) late(group string, checks ...string) bool {
+	if d.ctx.Err() == nil {
+		return false
+	}
+	for _, c := range checks {
+		d.add(group, c, Skip, notRunEvidence, "")
+	}
+	return true
+}
+
+// addOrCut records a failed (or warned) check whose error may come from the
+// checklist's deadline: when that deadline has passed, the check was cut short and
+// is recorded as not run, since what it saw ("no answer within 5s") is not true.
+func (d *run) addOrCut(group, check string, s Status, evidence, fix string) *Result {
+	if d.ctx.Err() != nil {
+		return d.add(group, check, Skip, cutEvidence, "")
+	}
+	return d.add(group, check, s, evidence, fix)
+}
+
+// quote quotes a value from outside for an evidence line: redacted first, then
+// shortened (quote.Value), so that no prefix of a secret survives the cut.
+func (d *run) quote(s string) string { return quote.Value(d.redact(s)) }
+
 // secret marks v as a value no result may show.
 func (d *run) secret(v string) {
 	if len(v) >= 8 {
@@ -216,12 +264,22 @@ func (d *run) redact(s string) string {
 	return strings.NewReplacer(pairs...).Replace(s)
 }
 
-// redactAll is redact over every result's text, the last guard before Run returns.
+// redactAll is redact over every result's text, the last guard before Run returns,
+// and then oneLine: the evidence and the fix are one line each, and each line of the
+// detail is escaped on its own.
 func (d *run) redactAll(results []Result) []Result {
 	for i := range results {
-		results[i].Evidence = d.redact(results[i].Evidence)
-		results[i].Fix = d.redact(results[i].Fix)
-		results[i].Detail = d.redact(results[i].Detail)
+		results[i].Evidence = oneLine(d.redact(results[i].Evidence))
+		results[i].Fix = oneLine(d.redact(results[i].Fix))
+		if det := strings.TrimRight(d.redact(results[i].Detail), "\n"); det != "" {
+			lines := strings.Split(det, "\n")
+			for j, l := range lines {
+				lines[j] = oneLine(l)
+			}
+			results[i].Detail = strings.Join(lines, "\n") + "\n"
+		} else {
+			results[i].Detail = ""
+		}
 	}
 	return results
 }
@@ -250,7 +308,11 @@ func (r *Report) WriteText(w io.Writer) error {
 			}
 		}
 	}
-	fmt.Fprintf(&b, "\n%d checks: %d ok, %d warn, %d FAIL (%d ms)\n", len(r.Results), r.Summary.OK, r.Summary.Warn, r.Summary.Fail, r.TookMS)
+	notRun := ""
+	if r.Summary.Skip > 0 {
+		notRun = fmt.Sprintf(", %d not run", r.Summary.Skip)
+	}
+	fmt.Fprintf(&b, "\n%d checks: %d ok, %d warn, %d FAIL%s (%d ms)\n", len(r.Results), r.Summary.OK, r.Summary.Warn, r.Summary.Fail, notRun, r.TookMS)
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -89,6 +89,9 @@ type apiServer struct {
 	mu       sync.Mutex
 	refuse   bool // answer 401 whatever the token
 	sawToken bool
+	// user and groups replace the node's in the token review's answer.
+	user   string
+	groups []string
 }
 
 func startAPIServer(t *testing.T, signer *ca) *apiServer {
@@ -116,8 +119,24 @@ func (a *apiServer) serve(w http.ResponseWriter, r *http.Request) {
 			fmt.Fprint(w, `{"kind":"Status","status":"Failure","message":"Unauthorized","code":401}`)
 			return
 		}
+		a.mu.Lock()
+		user, groups := a.user, a.groups
+		a.mu.Unlock()
+		if user == "" {
+			user, groups = "system:node:ip-192-168-45-67.us-west-2.compute.internal", []string{"system:bootstrappers", "system:nodes", "system:authenticated"}
+		}
+		var rev struct {
+			Kind   string `json:"kind"`
+			Status struct {
+				UserInfo struct {
+					Username string   `json:"username"`
+					Groups   []string `json:"groups"`
+				} `json:"userInfo"`
+			} `json:"status"`
+		}
+		rev.Kind, rev.Status.UserInfo.Username, rev.Status.UserInfo.Groups = "SelfSubjectReview", user, groups
 		w.WriteHeader(http.StatusCreated)
-		fmt.Fprint(w, `{"kind":"SelfSubjectReview","status":{"userInfo":{"username":"system:node:ip-192-168-45-67.us-west-2.compute.internal","groups":["system:bootstrappers","system:nodes","system:authenticated"]}}}`)
+		_ = json.NewEncoder(w).Encode(rev)
 	default:
 		http.NotFound(w, r)
 	}

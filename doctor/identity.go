@@ -65,13 +65,16 @@ func (d *run) checkExecPlugin() {
 	}
 	bin, err := d.findPlugin(ex.Command)
 	if err != nil {
-		d.add(identityGroup, "identity.exec-plugin", Fail, fmt.Sprintf("the kubeconfig's credential plugin %s: %v", quote.Value(ex.Command), err),
+		d.add(identityGroup, "identity.exec-plugin", Fail, fmt.Sprintf("the kubeconfig's credential plugin %s: %v", d.quote(ex.Command), err),
 			"Install it (the AL2 image has /usr/bin/aws-iam-authenticator, AL2023 the AWS CLI v2), or use the image eksboot was built for.")
 		return
 	}
 	env := []string{"KUBERNETES_EXEC_INFO=" + fmt.Sprintf(execInfo, cmpOr(ex.APIVersion, "client.authentication.k8s.io/v1beta1"))}
 	for _, e := range ex.Env {
 		env = append(env, e.Name+"="+e.Value)
+	}
+	if d.late(identityGroup, "identity.exec-plugin", "identity.api") {
+		return
 	}
 	ctx, cancel := context.WithTimeout(d.ctx, 2*d.o.CheckTimeout) // the AWS CLI starts slowly
 	defer cancel()
@@ -87,7 +90,7 @@ func (d *run) checkExecPlugin() {
 		if line := d.redact(lastLine(stderr)); line != "" {
 			why += fmt.Sprintf(": %q", clip(line, 200))
 		}
-		d.add(identityGroup, "identity.exec-plugin", Fail, fmt.Sprintf("%s %s failed: %s", name, strings.Join(ex.Args, " "), why),
+		d.addOrCut(identityGroup, "identity.exec-plugin", Fail, fmt.Sprintf("%s %s failed: %s", name, d.redact(strings.Join(ex.Args, " ")), why),
 			"The plugin signs with the instance profile's credentials: see imds.credentials, and run the command by hand to see its whole error.")
 		return
 	}
@@ -135,15 +138,16 @@ func lastLine(b []byte) string {
 
 // checkTokenAccepted asks the API server who the token is (SelfSubjectReview).
 func (d *run) checkTokenAccepted() {
-	if !d.facts.tlsOK || d.facts.apiToken == "" {
+	if !d.facts.tlsOK || d.facts.apiToken == "" || d.late(identityGroup, "identity.api") {
 		return
 	}
 	ctx, cancel := d.checkCtx()
 	defer cancel()
 	addr := d.facts.serverAddr
 	tr := &http.Transport{
-		Proxy:             nil,
-		DisableKeepAlives: true,
+		Proxy:                  nil,
+		DisableKeepAlives:      true,
+		MaxResponseHeaderBytes: maxAnswerHeader,
 		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
 			return d.env.Dialer.DialContext(ctx, network, addr)
 		},
@@ -156,11 +160,18 @@ func (d *run) checkTokenAccepted() {
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := (&http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
 	if err != nil {
-		d.add(identityGroup, "identity.api", Warn, fmt.Sprintf("the API server did not answer who the token is: %v", unwrapURL(err)), "See the API server checks.")
+		d.addOrCut(identityGroup, "identity.api", Warn, fmt.Sprintf("the API server did not answer who the token is: %v", unwrapURL(err)), "See the API server checks.")
 		return
 	}
 	defer resp.Body.Close()
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxReviewBody+1))
+	if err == nil && len(b) > maxReviewBody {
+		err = fmt.Errorf("an answer larger than %d KiB", maxReviewBody>>10)
+	}
+	if err != nil {
+		d.addOrCut(identityGroup, "identity.api", Warn, fmt.Sprintf("the API server's answer to the token review (HTTP %d) is unreadable: %v", resp.StatusCode, err), "See the API server checks.")
+		return
+	}
 	arn := cmpOr(d.facts.roleARN(), "the node role")
 	switch resp.StatusCode {
 	case http.StatusCreated, http.StatusOK:
@@ -174,12 +185,12 @@ func (d *run) checkTokenAccepted() {
 		}
 		_ = json.Unmarshal(b, &rev)
 		u := rev.Status.UserInfo
-		if !strings.HasPrefix(u.Username, "system:node:") {
-			d.add(identityGroup, "identity.api", Warn, fmt.Sprintf("the API server knows the token as %s (groups %s), not as a node (system:node:<name>)", quote.Value(u.Username), strings.Join(u.Groups, ", ")),
+		if name, ok := strings.CutPrefix(u.Username, "system:node:"); !ok || !nodeName().MatchString(name) {
+			d.add(identityGroup, "identity.api", Warn, fmt.Sprintf("the API server knows the token as %s (groups %s), not as a node (system:node:<name>)", d.quote(u.Username), d.groups(u.Groups)),
 				"Map "+arn+" with the username system:node:{{EC2PrivateDNSName}} and the groups system:bootstrappers and system:nodes (aws-auth), or use an access entry of type EC2_LINUX.")
 			return
 		}
-		d.add(identityGroup, "identity.api", OK, fmt.Sprintf("the API server knows the node as %s (groups %s)", u.Username, strings.Join(u.Groups, ", ")), "")
+		d.add(identityGroup, "identity.api", OK, fmt.Sprintf("the API server knows the node as %s (groups %s)", u.Username, d.groups(u.Groups)), "")
 	case http.StatusUnauthorized:
 		d.add(identityGroup, "identity.api", Fail, fmt.Sprintf("the API server refuses the node's token (401 Unauthorized): %s is neither in the aws-auth ConfigMap nor in the cluster's access entries", arn),
 			fmt.Sprintf("Add it: aws eks create-access-entry --cluster-name <cluster> --principal-arn %s --type EC2_LINUX (or a mapRoles entry in aws-auth with the groups system:bootstrappers and system:nodes).", arn))
@@ -188,6 +199,24 @@ func (d *run) checkTokenAccepted() {
 	default:
 		d.add(identityGroup, "identity.api", Warn, fmt.Sprintf("the API server answers the token review with HTTP %d (older than Kubernetes 1.28?)", resp.StatusCode), "")
 	}
+}
+
+// maxReviewBody bounds the token review's answer (a few hundred bytes).
+const maxReviewBody = 64 << 10
+
+// nodeName is a Node's name (a DNS subdomain, as the API server requires).
+var nodeName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$`)
+})
+
+// groups shows the token review's groups, at most quote.MaxProblems of them, each
+// redacted and shortened to 100 bytes (Run escapes them).
+func (d *run) groups(gs []string) string {
+	q := make([]string, len(gs))
+	for i, g := range gs {
+		q[i] = clip(d.redact(g), 100)
+	}
+	return strings.ReplaceAll(quote.List(q), "; ", ", ")
 }
 
 // Kubelet journal lines that mean the API server refused it.
@@ -206,7 +235,7 @@ var (
 func (d *run) checkKubeletAuthLines() {
 	entries, err := d.kubeletJournal()
 	if err != nil {
-		d.add(identityGroup, "identity.kubelet-journal", Warn, "the kubelet's journal is unreadable: "+err.Error(), "Read it with journalctl -u kubelet.")
+		d.addOrCut(identityGroup, "identity.kubelet-journal", Warn, "the kubelet's journal is unreadable: "+err.Error(), "Read it with journalctl -u kubelet.")
 		return
 	}
 	var unauthorized, anonymous, forbidden []JournalEntry
@@ -293,9 +322,10 @@ func (d *run) journalDetail(es []JournalEntry) string {
 	return b.String()
 }
 
-// clip shortens s to n bytes at a rune boundary.
+// clip escapes s to one line (oneLine) and shortens it to n bytes at a rune
+// boundary. Callers redact s first, so that no prefix of a secret survives the cut.
 func clip(s string, n int) string {
-	s = strings.ReplaceAll(s, "\n", " ")
+	s = oneLine(s)
 	if len(s) <= n {
 		return s
 	}

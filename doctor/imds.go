@@ -12,8 +12,6 @@ import (
 	"net/url"
 	"strings"
 	"time"
-
-	"github.com/eksboot/eksboot/internal/quote"
 )
 
 // DefaultIMDSEndpoint is the instance metadata service's address.
@@ -167,6 +165,9 @@ const (
 // credentials.
 func (d *run) checkIMDS() {
 	ep := d.env.IMDS.Endpoint()
+	if d.late(imdsGroup, "imds.token", "imds.hop-limit", "imds.credentials") {
+		return
+	}
 	ctx, cancel := d.checkCtx()
 	defer cancel()
 	start := d.env.now()
@@ -174,11 +175,11 @@ func (d *run) checkIMDS() {
 	took := d.env.now().Sub(start).Round(time.Millisecond)
 	switch {
 	case err != nil && errors.Is(err, context.DeadlineExceeded):
-		d.add(imdsGroup, "imds.token", Fail, fmt.Sprintf("no answer from %s within %s", ep, d.o.CheckTimeout),
+		d.addOrCut(imdsGroup, "imds.token", Fail, fmt.Sprintf("no answer from %s within %s", ep, d.o.CheckTimeout),
 			"Check the instance's metadata options (aws ec2 describe-instances --query 'Reservations[].Instances[].MetadataOptions') and that no firewall rule on the node drops 169.254.169.254.")
 		return
 	case err != nil:
-		d.add(imdsGroup, "imds.token", Fail, fmt.Sprintf("%s unreachable: %v", ep, err),
+		d.addOrCut(imdsGroup, "imds.token", Fail, fmt.Sprintf("%s unreachable: %v", ep, err),
 			"Check that the instance's metadata service is enabled (--http-endpoint enabled) and that no firewall rule on the node drops 169.254.169.254.")
 		return
 	case tok.Status == http.StatusForbidden:
@@ -242,7 +243,7 @@ func (d *run) checkCredentials(get func(string) (string, int, error)) {
 	body, status, err := get(base)
 	switch {
 	case err != nil:
-		d.add(imdsGroup, "imds.credentials", Fail, fmt.Sprintf("%s: %v", base, err), "Check the metadata service (see imds.token).")
+		d.addOrCut(imdsGroup, "imds.credentials", Fail, fmt.Sprintf("%s: %v", base, err), "Check the metadata service (see imds.token).")
 		return
 	case status == http.StatusNotFound:
 		d.add(imdsGroup, "imds.credentials", Fail, "no instance profile: "+base+" answers 404, so the kubelet's credential plugin has no credentials",
@@ -256,13 +257,13 @@ func (d *run) checkCredentials(get func(string) (string, int, error)) {
 	d.facts.role = role
 	body, status, err = get(base + role)
 	if err != nil || status != http.StatusOK {
-		d.add(imdsGroup, "imds.credentials", Fail, fmt.Sprintf("role %s: its credentials answer HTTP %d %v", quote.Value(role), status, errOrNil(err)),
+		d.addOrCut(imdsGroup, "imds.credentials", Fail, fmt.Sprintf("role %s: its credentials answer HTTP %d %v", d.quote(role), status, errOrNil(err)),
 			"Check the instance profile's role: it must exist and trust ec2.amazonaws.com.")
 		return
 	}
 	var c credentials
 	if err := json.Unmarshal([]byte(body), &c); err != nil {
-		d.add(imdsGroup, "imds.credentials", Fail, fmt.Sprintf("role %s: the credentials are not JSON", quote.Value(role)), "Check what answers on the metadata address.")
+		d.add(imdsGroup, "imds.credentials", Fail, fmt.Sprintf("role %s: the credentials are not JSON", d.quote(role)), "Check what answers on the metadata address.")
 		return
 	}
 	d.secret(c.AccessKeyID)
@@ -271,18 +272,18 @@ func (d *run) checkCredentials(get func(string) (string, int, error)) {
 	now := d.env.now()
 	switch left := c.Expiration.Sub(now); {
 	case c.Code != "Success":
-		d.add(imdsGroup, "imds.credentials", Fail, fmt.Sprintf("role %s: IMDS says %s: %s", quote.Value(role), quote.Value(c.Code), quote.Value(c.Message)),
+		d.add(imdsGroup, "imds.credentials", Fail, fmt.Sprintf("role %s: IMDS says %s: %s", d.quote(role), d.quote(c.Code), d.quote(c.Message)),
 			"Check the role's trust policy (ec2.amazonaws.com must be allowed to assume it) and that the role still exists.")
 	case c.AccessKeyID == "" || c.SecretAccessKey == "":
-		d.add(imdsGroup, "imds.credentials", Fail, fmt.Sprintf("role %s: the answer has no access key", quote.Value(role)), "Check what answers on the metadata address.")
+		d.add(imdsGroup, "imds.credentials", Fail, fmt.Sprintf("role %s: the answer has no access key", d.quote(role)), "Check what answers on the metadata address.")
 	case left <= 0:
-		d.add(imdsGroup, "imds.credentials", Fail, fmt.Sprintf("role %s: credentials expired at %s (the node's clock says %s)", quote.Value(role), c.Expiration.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339)),
+		d.add(imdsGroup, "imds.credentials", Fail, fmt.Sprintf("role %s: credentials expired at %s (the node's clock says %s)", d.quote(role), c.Expiration.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339)),
 			"Check the node's clock (see api.clock); IMDS renews credentials before they expire.")
 	case left < credentialsSoon:
-		d.add(imdsGroup, "imds.credentials", Warn, fmt.Sprintf("role %s: credentials expire in %s", quote.Value(role), left.Round(time.Second)),
+		d.add(imdsGroup, "imds.credentials", Warn, fmt.Sprintf("role %s: credentials expire in %s", d.quote(role), left.Round(time.Second)),
 			"IMDS should have renewed them by now: check the node's clock (see api.clock).")
 	default:
-		d.add(imdsGroup, "imds.credentials", OK, fmt.Sprintf("role %s (%s): credentials valid until %s", quote.Value(role), d.facts.roleARN(), c.Expiration.UTC().Format(time.RFC3339)), "")
+		d.add(imdsGroup, "imds.credentials", OK, fmt.Sprintf("role %s (%s): credentials valid until %s", d.quote(role), d.facts.roleARN(), c.Expiration.UTC().Format(time.RFC3339)), "")
 	}
 }
 

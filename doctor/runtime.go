@@ -76,7 +76,7 @@ func (d *run) checkUnit(unit, name string) {
 	cancel()
 	check := "runtime." + name
 	if err != nil {
-		d.add(runtimeGroup, check, Warn, fmt.Sprintf("%s: state unreadable over D-Bus: %v", unit, err), "Run eksboot doctor as root on the node (it asks systemd over the system bus).")
+		d.addOrCut(runtimeGroup, check, Warn, fmt.Sprintf("%s: state unreadable over D-Bus: %v", unit, err), "Run eksboot doctor as root on the node (it asks systemd over the system bus).")
 		return
 	}
 	if unit == "kubelet.service" {
@@ -177,7 +177,7 @@ func (d *run) checkCRI(endpoint string) {
 	defer cancel()
 	v, err := d.env.CRI.Version(ctx, hp)
 	if err != nil {
-		d.add(runtimeGroup, "runtime.cri", Fail, fmt.Sprintf("the CRI socket %s does not answer: %v", sock, err),
+		d.addOrCut(runtimeGroup, "runtime.cri", Fail, fmt.Sprintf("the CRI socket %s does not answer: %v", sock, err),
 			"Check containerd (runtime.containerd above) and that its config.toml enables the CRI plugin (eksboot's does).")
 		return
 	}

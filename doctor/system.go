@@ -5,7 +5,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os/exec"
 	"strconv"
 	"time"
@@ -85,8 +87,20 @@ type JournalCtl struct {
 	Args []string
 }
 
-// Entries implements Journal.
+// Bounds of journalctl's output: doctor asks for n entries, each one line of JSON
+// (journald keeps a stdout line to 48 KiB, LineMax), and reads at most
+// journalOutputLimit bytes of lines of at most journalLineLimit, keeping the last n
+// entries whatever journalctl prints.
+const (
+	journalOutputLimit = 16 << 20
+	journalLineLimit   = 1 << 20
+)
+
+// Entries implements Journal. It reads journalctl's output as it comes, through
+// the bounds above, and stops journalctl at the first of them.
 func (j JournalCtl) Entries(ctx context.Context, unit string, n int) ([]JournalEntry, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	args := append(append([]string{}, j.Args...), "--output=json", "--no-pager", "--quiet",
 		"--unit="+unit, "--lines="+strconv.Itoa(n),
 		"--output-fields=MESSAGE,PRIORITY,SYSLOG_IDENTIFIER")
@@ -95,26 +109,58 @@ func (j JournalCtl) Entries(ctx context.Context, unit string, n int) ([]JournalE
 	var stderr limitedBuffer
 	stderr.max = 4 << 10
 	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		return nil, fmt.Errorf("journalctl: %v %s", err, bytes.TrimSpace(stderr.Bytes()))
+		return nil, fmt.Errorf("journalctl: %v", err)
 	}
-	return ParseJournalJSON(out)
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("journalctl: %v", err)
+	}
+	entries, perr := parseJournal(stdout, n)
+	if perr != nil {
+		cancel() // stop it: nothing more is read
+	}
+	werr := cmd.Wait()
+	if perr != nil {
+		return entries, fmt.Errorf("journalctl: %v", perr)
+	}
+	if werr != nil {
+		return nil, fmt.Errorf("journalctl: %v %s", werr, bytes.TrimSpace(stderr.Bytes()))
+	}
+	return entries, nil
 }
 
 // ParseJournalJSON parses `journalctl -o json` output: one entry per line. A field
 // journald could not store as text (not UTF-8) is an array of byte values.
 func ParseJournalJSON(out []byte) ([]JournalEntry, error) {
+	return parseJournal(bytes.NewReader(out), 0)
+}
+
+// parseJournal parses a journal export as it is read, through journalOutputLimit
+// and journalLineLimit, and keeps its last n entries (n <= 0: all).
+func parseJournal(r io.Reader, n int) ([]JournalEntry, error) {
 	var entries []JournalEntry
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
-	for line := 1; sc.Scan(); line++ {
+	keep := func() []JournalEntry {
+		if n > 0 && len(entries) > n {
+			return append([]JournalEntry(nil), entries[len(entries)-n:]...)
+		}
+		return entries
+	}
+	lim := &io.LimitedReader{R: r, N: journalOutputLimit + 1}
+	tooMuch := fmt.Errorf("more than %d MiB of output; the rest is not read", journalOutputLimit>>20)
+	sc := bufio.NewScanner(lim)
+	sc.Buffer(make([]byte, 0, 64<<10), journalLineLimit)
+	line := 1
+	for ; sc.Scan(); line++ {
+		if lim.N <= 0 {
+			return keep(), tooMuch
+		}
 		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
 			continue
 		}
 		var raw map[string]json.RawMessage
 		if err := json.Unmarshal(sc.Bytes(), &raw); err != nil {
-			return entries, fmt.Errorf("journal export line %d: %v", line, err)
+			return keep(), fmt.Errorf("journal export line %d: %v", line, err)
 		}
 		e := JournalEntry{Priority: -1, Message: field(raw["MESSAGE"]), Identifier: field(raw["SYSLOG_IDENTIFIER"])}
 		if p, err := strconv.Atoi(field(raw["PRIORITY"])); err == nil {
@@ -124,8 +170,19 @@ func ParseJournalJSON(out []byte) ([]JournalEntry, error) {
 			e.Time = time.UnixMicro(us)
 		}
 		entries = append(entries, e)
+		if n > 0 && len(entries) >= 2*n {
+			entries = keep()
+		}
 	}
-	return entries, sc.Err()
+	switch err := sc.Err(); {
+	case errors.Is(err, bufio.ErrTooLong):
+		return keep(), fmt.Errorf("journal export line %d longer than %d MiB", line, journalLineLimit>>20)
+	case err != nil:
+		return keep(), err
+	case lim.N <= 0:
+		return keep(), tooMuch
+	}
+	return keep(), nil
 }
 
 // field is a journal export field as text: a string, or an array of bytes.

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/eksboot/eksboot/bootstrap"
-	"github.com/eksboot/eksboot/internal/quote"
 	"github.com/eksboot/eksboot/rootfs"
 )
 
@@ -34,7 +33,7 @@ func (d *run) checkStatus() {
 	}
 	ago := d.env.now().Sub(s.Finished).Round(time.Second)
 	what := fmt.Sprintf("eksboot %s, phase %s, %s ago (%s), cluster %s, %d files", s.Version, s.Phase, ago,
-		s.Finished.Format(time.RFC3339), quote.Value(s.Inputs.ClusterName), len(s.Files))
+		s.Finished.Format(time.RFC3339), d.quote(s.Inputs.ClusterName), len(s.Files))
 	if s.Outcome != "ok" {
 		d.add(eksbootGroup, "eksboot.last-run", Fail, what+": failed: "+s.Error,
 			"Fix what the error says, then run eksboot again (systemctl restart eksboot-run, or the bootstrap.sh command line of the user data).")
@@ -62,7 +61,9 @@ func (d *run) checkStatus() {
 		}
 		changed = append(changed, f.Path)
 		if f.Content != "" {
-			detail.WriteString(rootfs.Change{Path: f.Path, Old: []byte(f.Content), New: b}.Diff())
+			// The keys that name secrets are redacted in both, so that a token, key or
+			// CA added by hand never shows (the status keeps no secret itself).
+			detail.WriteString(rootfs.Change{Path: f.Path, Old: []byte(d.redactFile(f.Content)), New: []byte(d.redactFile(string(b)))}.Diff())
 		} else {
 			fmt.Fprintf(&detail, "%s: sha256 %.12s… when written, %.12s… now (eksboot keeps only the digest of this file)\n", f.Path, f.SHA256, hex.EncodeToString(sum[:]))
 		}
