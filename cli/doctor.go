@@ -54,7 +54,8 @@ func runDoctor(prog string, args []string, stdout, stderr io.Writer) int {
 	if f.help {
 		fmt.Fprintf(stdout, "Usage: %s [--root DIR] [--output text|json] [--timeout D]\n\n"+
 			"Checks why the node may be NotReady: IMDS, what eksboot wrote, the API server, the node's identity,\n"+
-			"containerd and the kubelet. Each check is ok, warn or FAIL with its evidence and a fix; exit 1 when one failed.\n\n%s",
+			"containerd and the kubelet. Each check is ok, warn or FAIL with its evidence and a fix (skip: --timeout left it\n"+
+			"no time); exit 1 when one failed.\n\n%s",
 			prog, fs.FlagUsages())
 		return exitOK
 	}
@@ -64,6 +65,8 @@ func runDoctor(prog string, args []string, stdout, stderr io.Writer) int {
 		problem = fmt.Sprintf("unexpected arguments %q", fs.Args())
 	case f.output != "text" && f.output != "json":
 		problem = fmt.Sprintf("--output %q: want text or json", f.output)
+	case f.root == "":
+		problem = `--root "": want a directory (/ for this node)`
 	case f.timeout <= 0:
 		problem = fmt.Sprintf("--timeout %s: want a positive duration, such as 30s", f.timeout)
 	}

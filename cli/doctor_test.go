@@ -23,6 +23,7 @@ func TestDoctorUsage(t *testing.T) {
 		{[]string{"--timeout", "soon"}, `invalid argument "soon" for "--timeout"`},
 		{[]string{"--root", "/no/such/dir"}, "--root: root \"/no/such/dir\""},
 		{[]string{"extra"}, `unexpected arguments ["extra"]`},
+		{[]string{"--root", ""}, `--root "": want a directory`},
 		{[]string{"--imds-endpoint", "ftp://x"}, "--imds-endpoint flag"},
 		{[]string{"--no-such-flag"}, "unknown flag: --no-such-flag"},
 	} {
