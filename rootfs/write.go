@@ -126,6 +126,8 @@ func (r *Root) current(p string) (state, error) {
 // for its rename.
 type staged struct {
 	path, host, tmp string
+	// made are the directories stage created for it, whose parents Apply syncs.
+	made []string
 }
 
 // Apply carries out the changes as one node update, in three phases:
@@ -137,7 +139,8 @@ type staged struct {
 //     as it was, and the files to remove are still there.
 //  2. Replace: only then are the temporary files renamed over their targets, one after
 //     the other in the order of changes, and each directory that changed is synced
-//     once (in parallel: the syncs share the file system's journal commits).
+//     once, with the parent of each directory phase 1 created (in parallel: the syncs
+//     share the file system's journal commits).
 //  3. Remove: only when every rename is done and synced are the files to remove
 //     unlinked, and their directories synced.
 //
@@ -185,6 +188,9 @@ func (r *Root) Apply(changes []Change) error {
 			continue
 		}
 		dirs = append(dirs, filepath.Dir(s.host))
+		for _, m := range s.made {
+			dirs = append(dirs, filepath.Dir(m))
+		}
 	}
 	if err := errors.Join(renameErr, syncDirs(dirs)); err != nil {
 		return err
@@ -224,7 +230,8 @@ func (r *Root) stage(p string, data []byte, mode fs.FileMode) (*staged, error) {
 		return nil, err
 	}
 	dir := filepath.Dir(hp)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	made, err := mkdirAll(dir)
+	if err != nil {
 		return nil, fmt.Errorf("write %s: %w", p, unwrapPath(err))
 	}
 	removeStaleTemps(dir, filepath.Base(hp))
@@ -257,7 +264,7 @@ func (r *Root) stage(p string, data []byte, mode fs.FileMode) (*staged, error) {
 		return nil, fmt.Errorf("write %s: %w", p, unwrapPath(err))
 	}
 	ok = true
-	return &staged{path: p, host: hp, tmp: tmp.Name()}, nil
+	return &staged{path: p, host: hp, tmp: tmp.Name(), made: made}, nil
 }
 
 // removeFile deletes the node file p and returns its directory for the caller to
@@ -277,16 +284,58 @@ func (r *Root) removeFile(p string) (string, error) {
 	return filepath.Dir(hp), nil
 }
 
-// MkdirAll creates the node directory p and its parents with mode 0755.
+// MkdirAll creates the node directory p and its parents with mode 0755, and syncs
+// the parent of each directory it created, so that a power loss cannot lose them.
 func (r *Root) MkdirAll(p string) error {
 	hp, err := r.Resolve(p)
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(hp, 0o755); err != nil {
+	made, err := mkdirAll(hp)
+	if err != nil {
+		return fmt.Errorf("mkdir %s: %w", p, err)
+	}
+	parents := make([]string, len(made))
+	for i, m := range made {
+		parents[i] = filepath.Dir(m)
+	}
+	if err := syncDirs(parents); err != nil {
 		return fmt.Errorf("mkdir %s: %w", p, err)
 	}
 	return nil
+}
+
+// mkdirAll is os.MkdirAll(dir, 0o755) that returns the directories it created,
+// outermost first (another writer may create one at the same time: that one is its).
+func mkdirAll(dir string) ([]string, error) {
+	var missing []string
+	for d := dir; ; d = filepath.Dir(d) {
+		st, err := os.Stat(d)
+		if err == nil {
+			if !st.IsDir() {
+				return nil, &fs.PathError{Op: "mkdir", Path: d, Err: syscall.ENOTDIR}
+			}
+			break
+		}
+		if !errors.Is(err, fs.ErrNotExist) || d == filepath.Dir(d) {
+			return nil, err
+		}
+		missing = append(missing, d)
+	}
+	var made []string
+	for i := len(missing) - 1; i >= 0; i-- {
+		err := os.Mkdir(missing[i], 0o755)
+		if errors.Is(err, fs.ErrExist) {
+			if st, serr := os.Stat(missing[i]); serr == nil && st.IsDir() {
+				continue
+			}
+		}
+		if err != nil {
+			return made, err
+		}
+		made = append(made, missing[i])
+	}
+	return made, nil
 }
 
 // tempPrefix is the name prefix of the temporary files that are renamed over base; the

@@ -354,9 +354,31 @@ func TestEveryRenameIsDurable(t *testing.T) {
 	strace := testtools.Require(t, "strace")
 	c := newCrashCase(t)
 	root := copyTree(t, c.old)
-	calls, code := straceCalls(t, strace, c, root, []string{"fsync,fdatasync", "rename,renameat,renameat2"})
+	calls, code := straceCalls(t, strace, c, root, []string{"fsync,fdatasync", "rename,renameat,renameat2", "mkdir,mkdirat"})
 	if code != 0 {
 		t.Fatalf("the run under strace: exit %d", code)
+	}
+	// syncedAfter reports whether dir is fsynced after the call k ends.
+	syncedAfter := func(dir string, k tracedCall) bool {
+		for _, s := range calls {
+			if s.group == "fsync,fdatasync" && s.ok() && s.file() == dir && s.start > k.end {
+				return true
+			}
+		}
+		return false
+	}
+	mkdirs := 0
+	for _, k := range calls {
+		if k.group != "mkdir,mkdirat" || !k.ok() || !k.under(root) {
+			continue
+		}
+		mkdirs++
+		if d := k.file(); !syncedAfter(filepath.Dir(d), k) {
+			t.Errorf("the new directory %s is not followed by an fsync of %s: a power loss can lose it, and the files renamed into it", d, filepath.Dir(d))
+		}
+	}
+	if mkdirs == 0 {
+		t.Error("the run made no directory: the new node's logind.conf.d should be one")
 	}
 	renames := 0
 	for i, k := range calls {
