@@ -348,8 +348,9 @@ func splitRet(s string) (string, string) {
 // TestEveryRenameIsDurable reads an strace -f of a run that replaces a node's files:
 // every rename of a temporary file follows an fsync of that file (else a power loss
 // after the rename can leave the new name with no data: a SIGKILL, which the crash
-// test sends, cannot show that, the page cache survives it), and every directory is
-// fsynced after the last rename into it (else the rename itself can be lost).
+// test sends, cannot show that, the page cache survives it), every directory is
+// fsynced after the last rename into it (else the rename itself can be lost), and
+// the parent of every directory the run creates is fsynced after it.
 func TestEveryRenameIsDurable(t *testing.T) {
 	strace := testtools.Require(t, "strace")
 	c := newCrashCase(t)
@@ -358,57 +359,10 @@ func TestEveryRenameIsDurable(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("the run under strace: exit %d", code)
 	}
-	// syncedAfter reports whether dir is fsynced after the call k ends.
-	syncedAfter := func(dir string, k tracedCall) bool {
-		for _, s := range calls {
-			if s.group == "fsync,fdatasync" && s.ok() && s.file() == dir && s.start > k.end {
-				return true
-			}
-		}
-		return false
-	}
-	mkdirs := 0
-	for _, k := range calls {
-		if k.group != "mkdir,mkdirat" || !k.ok() || !k.under(root) {
-			continue
-		}
-		mkdirs++
-		if d := k.file(); !syncedAfter(filepath.Dir(d), k) {
-			t.Errorf("the new directory %s is not followed by an fsync of %s: a power loss can lose it, and the files renamed into it", d, filepath.Dir(d))
-		}
-	}
-	if mkdirs == 0 {
+	if mkdirs := checkDirsMadeDurable(t, calls, root); mkdirs == 0 {
 		t.Error("the run made no directory: the new node's logind.conf.d should be one")
 	}
-	renames := 0
-	for i, k := range calls {
-		if k.group != "rename,renameat,renameat2" || !k.ok() {
-			continue
-		}
-		p := k.paths()
-		if len(p) != 2 || !strings.HasPrefix(p[0], root+"/") || !strings.Contains(filepath.Base(p[0]), ".eksboot-") {
-			continue
-		}
-		renames++
-		synced, dirSynced := false, false
-		for j, s := range calls {
-			if s.group != "fsync,fdatasync" || !s.ok() {
-				continue
-			}
-			if j < i && s.file() == p[0] && s.end < k.start {
-				synced = true
-			}
-			if j > i && s.file() == filepath.Dir(p[1]) && s.start > k.end {
-				dirSynced = true
-			}
-		}
-		if !synced {
-			t.Errorf("%s is renamed over %s with no fsync of it before: a power loss can leave the file empty", p[0], p[1])
-		}
-		if !dirSynced {
-			t.Errorf("the rename over %s is not followed by an fsync of %s: a power loss can undo it", p[1], filepath.Dir(p[1]))
-		}
-	}
+	renames := checkRenamesDurable(t, calls, root)
 	changed := 0
 	for k, v := range c.next {
 		if o, ok := c.old[k]; !ok || o != v {
@@ -421,4 +375,60 @@ func TestEveryRenameIsDurable(t *testing.T) {
 	if !t.Failed() {
 		t.Logf("%d renames, each after an fsync of its file and before an fsync of its directory", renames)
 	}
+}
+
+// syncedAfter reports whether calls fsync dir after the call k ends.
+func syncedAfter(calls []tracedCall, dir string, k tracedCall) bool {
+	for _, s := range calls {
+		if s.group == "fsync,fdatasync" && s.ok() && s.file() == dir && s.start > k.end {
+			return true
+		}
+	}
+	return false
+}
+
+// checkDirsMadeDurable checks that each directory made under root is followed by an
+// fsync of its parent, and returns how many were made.
+func checkDirsMadeDurable(t *testing.T, calls []tracedCall, root string) int {
+	t.Helper()
+	mkdirs := 0
+	for _, k := range calls {
+		if k.group != "mkdir,mkdirat" || !k.ok() || !k.under(root) {
+			continue
+		}
+		mkdirs++
+		if d := k.file(); !syncedAfter(calls, filepath.Dir(d), k) {
+			t.Errorf("the new directory %s is not followed by an fsync of %s: a power loss can lose it, and the files renamed into it", d, filepath.Dir(d))
+		}
+	}
+	return mkdirs
+}
+
+// checkRenamesDurable checks that each rename of a temporary file under root
+// follows a completed fsync of that file and is followed by an fsync of its
+// directory, and returns how many renames there were.
+func checkRenamesDurable(t *testing.T, calls []tracedCall, root string) int {
+	t.Helper()
+	renames := 0
+	for _, k := range calls {
+		p := k.paths()
+		if k.group != "rename,renameat,renameat2" || !k.ok() || len(p) != 2 ||
+			!strings.HasPrefix(p[0], root+"/") || !strings.Contains(filepath.Base(p[0]), ".eksboot-") {
+			continue
+		}
+		renames++
+		synced := false
+		for _, s := range calls {
+			if s.group == "fsync,fdatasync" && s.ok() && s.file() == p[0] && s.end < k.start {
+				synced = true
+			}
+		}
+		if !synced {
+			t.Errorf("%s is renamed over %s with no fsync of it before: a power loss can leave the file empty", p[0], p[1])
+		}
+		if !syncedAfter(calls, filepath.Dir(p[1]), k) {
+			t.Errorf("the rename over %s is not followed by an fsync of %s: a power loss can undo it", p[1], filepath.Dir(p[1]))
+		}
+	}
+	return renames
 }
