@@ -1,6 +1,7 @@
 package doctor
 
 import (
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -442,4 +443,10 @@ func decode(t *testing.T, s string) map[string]any {
 	var m map[string]any
 	must(t, json.Unmarshal([]byte(s), &m))
 	return m
+}
+
+// ParseJournalJSON (tests) parses `journalctl -o json` output: one entry per line. A field
+// journald could not store as text (not UTF-8) is an array of byte values.
+func ParseJournalJSON(out []byte) ([]JournalEntry, error) {
+	return parseJournal(bytes.NewReader(out), 0)
 }

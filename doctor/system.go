@@ -130,12 +130,6 @@ func (j JournalCtl) Entries(ctx context.Context, unit string, n int) ([]JournalE
 	return entries, nil
 }
 
-// ParseJournalJSON parses `journalctl -o json` output: one entry per line. A field
-// journald could not store as text (not UTF-8) is an array of byte values.
-func ParseJournalJSON(out []byte) ([]JournalEntry, error) {
-	return parseJournal(bytes.NewReader(out), 0)
-}
-
 // parseJournal parses a journal export as it is read, through journalOutputLimit
 // and journalLineLimit, and keeps its last n entries (n <= 0: all).
 func parseJournal(r io.Reader, n int) ([]JournalEntry, error) {
