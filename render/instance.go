@@ -58,14 +58,25 @@ const (
 // (offline, when the user data leaves the CA to discovery).
 func IsPlaceholderCA(b []byte) bool { return bytes.Equal(b, placeholderCA()) }
 
-// placeholderCA is a throw-away CA certificate (PEM) standing for the cluster's.
-var placeholderCA = sync.OnceValue(func() []byte {
-	der, err := selfsigned.CA("placeholder: the cluster CA from eks:DescribeCluster", time.Unix(0, 0), time.Unix(0, 0).AddDate(100, 0, 0))
-	if err != nil {
-		panic(err) // only if the system's random source fails
-	}
-	return selfsigned.PEM(der)
-})
+// placeholderCAOnce holds placeholderCA's certificate (a sync.Once, not a
+// sync.OnceValue, which would allocate at every start of eksboot).
+var placeholderCAOnce struct {
+	sync.Once
+	pem []byte
+}
+
+// placeholderCA is a throw-away CA certificate (PEM) standing for the cluster's,
+// made on first use.
+func placeholderCA() []byte {
+	placeholderCAOnce.Do(func() {
+		der, err := selfsigned.CA("placeholder: the cluster CA from eks:DescribeCluster", time.Unix(0, 0), time.Unix(0, 0).AddDate(100, 0, 0))
+		if err != nil {
+			panic(err) // only if the system's random source fails
+		}
+		placeholderCAOnce.pem = selfsigned.PEM(der)
+	})
+	return placeholderCAOnce.pem
+}
 
 // discovery is render's EKS: placeholders offline, the caller's own credentials
 // with --discover. It records what it supplied.

@@ -10,8 +10,11 @@
 // prints the Result.
 //
 // Nothing on the boot path (bootstrap, init, the bootstrap.sh shim) imports this
-// package or render/sim: only the cli's render command does, and neither package
-// does work at init (every value is built on first use).
+// package or render/sim: only the cli's render command does. They share eksboot's
+// binary, so their package initialisation runs at every start: this package has
+// none (its values are constants or built on first use, such as the placeholder CA),
+// and GODEBUG=inittrace=1 eksboot version shows what render/sim and its shell
+// interpreter (mvdan.cc/sh/v3) cost there (docs/development.md).
 package render
 
 import (
@@ -37,11 +40,17 @@ import (
 	"github.com/eksboot/eksboot/userdata"
 )
 
+// renderError is an error of render's own; a constant, so that the package has no
+// work to do when eksboot starts (see the package comment).
+type renderError string
+
+func (e renderError) Error() string { return string(e) }
+
 // errOffline is what render's environment answers for anything outside.
-var errOffline = errors.New("not available: eksboot render is offline")
+const errOffline = renderError("not available: eksboot render is offline")
 
 // errNothing means the user data has neither NodeConfig nor bootstrap.sh call.
-var errNothing = errors.New("no NodeConfig part and no /etc/eks/bootstrap.sh command line in the user data")
+const errNothing = renderError("no NodeConfig part and no /etc/eks/bootstrap.sh command line in the user data")
 
 // Options are the simulated node's facts.
 type Options struct {
