@@ -65,6 +65,18 @@ type Env struct {
 	// PrivateDnsName (bootstrap.sh's PRIVATE_DNS_NAME_MAX_ATTEMPTS and _ATTEMPT_INTERVAL).
 	DNSNameAttempts int
 	DNSNameInterval time.Duration
+	// OnStep, when set, is told as each step of the run starts and ends: how the
+	// CLI knows where a stop signal found the run. It must not block.
+	OnStep func(StepEvent)
+}
+
+// StepEvent is a step of the run starting (Ended false) or ending, with its error
+// when it failed. Steps: "lock", "instance facts", "compute", "diff", "write",
+// "restart".
+type StepEvent struct {
+	Step  string
+	Ended bool
+	Err   error
 }
 
 // NodeFiles reads a node's files by node path. *rootfs.Root is one. A missing file

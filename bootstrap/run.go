@@ -37,7 +37,7 @@ func Run(ctx context.Context, c *Config, env *Env) (err error) {
 		// run-phase unit, a rerun by hand), from the facts to the last restart; the
 		// lock writes nothing. The wait covers another run's systemd jobs
 		// (--systemd-timeout) and its writes.
-		unlock, err := step(log, "lock", func() (func(), error) { return env.Root.Lock(ctx, c.SystemdTimeout+2*time.Minute) })
+		unlock, err := step(env, "lock", func() (func(), error) { return env.Root.Lock(ctx, c.SystemdTimeout+2*time.Minute) })
 		if err != nil {
 			return err
 		}
@@ -53,7 +53,7 @@ func Run(ctx context.Context, c *Config, env *Env) (err error) {
 	if err != nil {
 		return err
 	}
-	changes, err := step(log, "diff", func() ([]rootfs.Change, error) { return env.Root.Plan(n.Files, n.Remove) })
+	changes, err := step(env, "diff", func() ([]rootfs.Change, error) { return env.Root.Plan(n.Files, n.Remove) })
 	if err != nil {
 		return err
 	}
@@ -70,7 +70,7 @@ func Run(ctx context.Context, c *Config, env *Env) (err error) {
 	if err := localDisks(ctx, c, env); err != nil {
 		return err
 	}
-	if _, err := step(log, "write", func() (int, error) { return len(changes), write(env, n, changes) }); err != nil {
+	if _, err := step(env, "write", func() (int, error) { return len(changes), write(env, n, changes) }); err != nil {
 		return err
 	}
 	if err := gpuHook(ctx, env); err != nil {
@@ -84,7 +84,7 @@ func Run(ctx context.Context, c *Config, env *Env) (err error) {
 		log.Info("nothing for systemd to do")
 		return nil
 	}
-	_, err = step(log, "restart", func() (int, error) {
+	_, err = step(env, "restart", func() (int, error) {
 		sctx, cancel := context.WithTimeout(ctx, o.SystemdTimeout)
 		defer cancel()
 		m, err := env.Systemd(sctx)
@@ -102,7 +102,7 @@ func Run(ctx context.Context, c *Config, env *Env) (err error) {
 // writes nothing; Run applies the node, `eksboot render` prints it.
 func PlanNode(ctx context.Context, c *Config, env *Env) (*Facts, *Node, error) {
 	log := env.Log
-	f, err := step(log, "instance facts", func() (*Facts, error) { return gatherFacts(ctx, c, env) })
+	f, err := step(env, "instance facts", func() (*Facts, error) { return gatherFacts(ctx, c, env) })
 	if err != nil {
 		return nil, nil, err
 	}
@@ -110,7 +110,7 @@ func PlanNode(ctx context.Context, c *Config, env *Env) (*Facts, *Node, error) {
 		log.Warn(w)
 	}
 	logFacts(log, f)
-	n, err := step(log, "compute", func() (*Node, error) { return Compute(c, f) })
+	n, err := step(env, "compute", func() (*Node, error) { return Compute(c, f) })
 	if err != nil {
 		return f, nil, err
 	}
@@ -119,12 +119,20 @@ func PlanNode(ctx context.Context, c *Config, env *Env) (*Facts, *Node, error) {
 	return f, n, nil
 }
 
-// step runs one step of the checklist and logs its outcome and duration.
-func step[T any](log *zap.Logger, name string, fn func() (T, error)) (T, error) {
-	log.Debug("step started", zap.String("step", name)) // a stopped run names the step it was in
+// step runs one step of the checklist, logs its outcome and duration and tells
+// env.OnStep.
+func step[T any](env *Env, name string, fn func() (T, error)) (T, error) {
+	log := env.Log
+	log.Debug("step started", zap.String("step", name))
+	if env.OnStep != nil { // a stopped run names the step it was in
+		env.OnStep(StepEvent{Step: name})
+	}
 	start := time.Now()
 	v, err := fn()
 	d := zap.Duration("took", time.Since(start).Round(time.Microsecond))
+	if env.OnStep != nil {
+		env.OnStep(StepEvent{Step: name, Ended: true, Err: err})
+	}
 	if err != nil {
 		var ue *UsageError
 		if !errors.As(err, &ue) { // usage errors are reported once, by the caller

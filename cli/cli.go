@@ -21,7 +21,6 @@ import (
 	"unicode/utf8"
 
 	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
 
 	"github.com/eksboot/eksboot/bootstrap"
 	"github.com/eksboot/eksboot/internal/quote"
@@ -91,7 +90,7 @@ func runBootstrap(prog string, args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	defer s.close()
-	return finish(prog, bootstrap.Run(s.ctx, c, s.env), s.log, stderr)
+	return s.finish(prog, bootstrap.Run(s.ctx, c, s.env), stderr)
 }
 
 // session is what a command that configures a node needs: its logger, its root, a
@@ -100,6 +99,7 @@ type session struct {
 	log  *zap.Logger
 	ctx  context.Context
 	env  *bootstrap.Env
+	run  *runState
 	stop context.CancelFunc
 }
 
@@ -122,7 +122,6 @@ func newSession(prog string, o bootstrap.Settings, stdout, stderr io.Writer) (*s
 		return nil, exitUsage
 	}
 	run := &runState{}
-	log = log.WithOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core { return &stepCore{Core: c, run: run} }))
 	ctx, cancel := context.WithCancelCause(context.Background())
 	signals := make(chan os.Signal, 1)
 	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
@@ -155,8 +154,9 @@ func newSession(prog string, o bootstrap.Settings, stdout, stderr io.Writer) (*s
 		})
 	}
 	env := bootstrap.DefaultEnv(root, log, stdout, stderr)
+	env.OnStep = run.step
 	envHook(env)
-	return &session{log: log, ctx: ctx, env: env, stop: stop}, exitOK
+	return &session{log: log, ctx: ctx, env: env, run: run, stop: stop}, exitOK
 }
 
 // close releases the signal handler and flushes the log.
@@ -184,9 +184,8 @@ func signalName(sig os.Signal) string {
 	return sig.String()
 }
 
-// runState follows a session's run through the log's step entries (bootstrap.Run
-// logs "step done" and "step failed" with the step's name, and "step started" if it
-// does), to say where a stop signal found it.
+// runState follows a session's run through its steps (bootstrap.Env.OnStep), to
+// say where a stop signal found it.
 type runState struct {
 	mu       sync.Mutex
 	sig      os.Signal
@@ -203,20 +202,18 @@ func (r *runState) signalled(sig os.Signal) {
 	r.sig = sig
 }
 
-func (r *runState) step(msg, name string) {
+func (r *runState) step(e bootstrap.StepEvent) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	switch msg {
-	case "step started":
-		r.running = name
-	case "step done":
-		r.done, r.running = name, ""
-	case "step failed":
-		r.failed, r.running = name, ""
+	switch {
+	case !e.Ended:
+		r.running = e.Step
+	case e.Err == nil:
+		r.done, r.running = e.Step, ""
 	default:
-		return
+		r.failed, r.running = e.Step, ""
 	}
-	if name == "write" {
+	if e.Step == "write" {
 		r.wrote = true
 	}
 }
@@ -266,62 +263,23 @@ func (r *runState) ended() {
 // giveUp is stopped for a run that did not end within stopGrace.
 func (r *runState) giveUp(prog string) (string, bool) { return r.stopped(prog, true) }
 
-// stepCore passes every entry on to the logger's core and shows the step entries to
-// a runState, whatever the log level.
-type stepCore struct {
-	zapcore.Core
-	run *runState
-}
-
-func (c *stepCore) Enabled(zapcore.Level) bool { return true }
-
-func (c *stepCore) With(fields []zapcore.Field) zapcore.Core {
-	return &stepCore{Core: c.Core.With(fields), run: c.run}
-}
-
-func (c *stepCore) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
-	if strings.HasPrefix(e.Message, "step ") {
-		ce = ce.AddCore(e, stepWatcher{c.run})
-	}
-	if c.Core.Enabled(e.Level) {
-		return c.Core.Check(e, ce)
-	}
-	return ce
-}
-
-// stepWatcher is the core that records a step entry's step field.
-type stepWatcher struct{ run *runState }
-
-func (w stepWatcher) Enabled(zapcore.Level) bool                                       { return true }
-func (w stepWatcher) With([]zapcore.Field) zapcore.Core                                { return w }
-func (w stepWatcher) Check(zapcore.Entry, *zapcore.CheckedEntry) *zapcore.CheckedEntry { return nil }
-
-func (w stepWatcher) Sync() error { return nil }
-
-func (w stepWatcher) Write(e zapcore.Entry, fields []zapcore.Field) error {
-	for _, f := range fields {
-		if f.Key == "step" && f.Type == zapcore.StringType {
-			w.run.step(e.Message, f.String)
-		}
-	}
-	return nil
-}
-
-// runStateOf returns the runState of a session's logger, or nil.
-func runStateOf(log *zap.Logger) *runState {
-	if c, ok := log.Core().(*stepCore); ok {
-		return c.run
-	}
-	return nil
-}
-
 // maxLine bounds the error line finish writes.
 const maxLine = 8 << 10
 
-// finish reports err as one line and returns the exit status for it. A run that a
-// signal stopped says so, and where (exit 1).
+// finish reports err, of a command that ran no session, as one line and returns the
+// exit status for it.
 func finish(prog string, err error, log *zap.Logger, stderr io.Writer) int {
-	r := runStateOf(log)
+	return finishRun(prog, err, log, nil, stderr)
+}
+
+// finish reports the session's err as one line and returns the exit status for it.
+// A run that a signal stopped says so, and where (exit 1).
+func (s *session) finish(prog string, err error, stderr io.Writer) int {
+	return finishRun(prog, err, s.log, s.run, stderr)
+}
+
+// finishRun is finish, with the session's run (r, nil without one).
+func finishRun(prog string, err error, log *zap.Logger, r *runState, stderr io.Writer) int {
 	if err == nil {
 		if r != nil {
 			r.ended()

@@ -84,7 +84,7 @@ func runInit(prog string, args []string, stdout, stderr io.Writer) int {
 
 	req, ok, err := initRequest(ctx, settings, env)
 	if err != nil {
-		return finish(prog, err, log, stderr)
+		return s.finish(prog, err, stderr)
 	}
 	if !ok {
 		log.Info("no NodeConfig in the user data or " + dropInDir + ": nothing to do (scripts are cloud-init's; their /etc/eks/bootstrap.sh runs eksboot)")
@@ -105,7 +105,7 @@ func runInit(prog string, args []string, stdout, stderr io.Writer) int {
 	if errors.As(err, &ue) { // a bad value of the NodeConfig: bad input, exit 1
 		err = errors.New(ue.Error())
 	}
-	return finish(prog, err, log, stderr)
+	return s.finish(prog, err, stderr)
 }
 
 // initRequest reads the user data from IMDS, with the instance's facts, and the

@@ -8,46 +8,48 @@ import (
 	"testing"
 
 	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
+
+	"github.com/eksboot/eksboot/bootstrap"
 )
 
 // TestStopLineSaysWhere: the line of a run stopped by a signal names the signal and
-// the step it was in (from the log's step entries), and whether files may have
+// the step it was in (from bootstrap's step events), and whether files may have
 // changed; a run that ended well is not reported as stopped.
 func TestStopLineSaysWhere(t *testing.T) {
+	errFailed := errors.New("it failed")
 	for _, tc := range []struct {
 		name    string
-		entries [][2]string // message, step
+		events  []bootstrap.StepEvent
 		blocked bool
 		want    string
 	}{
 		{
 			"failed step",
-			[][2]string{{"step done", "lock"}, {"step failed", "instance facts"}},
+			[]bootstrap.StepEvent{{Step: "lock", Ended: true}, {Step: "instance facts", Ended: true, Err: errFailed}},
 			false,
 			`p: stopped by SIGTERM in the "instance facts" step (no file written)`,
 		},
 		{
 			"started step, blocked",
-			[][2]string{{"step done", "lock"}, {"step started", "instance facts"}},
+			[]bootstrap.StepEvent{{Step: "lock", Ended: true}, {Step: "instance facts"}},
 			true,
 			`p: stopped by SIGTERM in the "instance facts" step (no file written): still blocked 1s after the signal, given up`,
 		},
 		{
 			"after a step, blocked",
-			[][2]string{{"step done", "lock"}},
+			[]bootstrap.StepEvent{{Step: "lock", Ended: true}},
 			true,
 			`p: stopped by SIGTERM after the "lock" step (no file written): still blocked 1s after the signal, given up`,
 		},
 		{
 			"blocked after the diff",
-			[][2]string{{"step done", "diff"}},
+			[]bootstrap.StepEvent{{Step: "diff", Ended: true}},
 			true,
 			`p: stopped by SIGTERM after the "diff" step (the node's files may be partly updated; run it again): still blocked 1s after the signal, given up`,
 		},
 		{
 			"failed restart",
-			[][2]string{{"step done", "write"}, {"step failed", "restart"}},
+			[]bootstrap.StepEvent{{Step: "write", Ended: true}, {Step: "restart", Ended: true, Err: errFailed}},
 			false,
 			`p: stopped by SIGTERM in the "restart" step`,
 		},
@@ -55,13 +57,9 @@ func TestStopLineSaysWhere(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := &runState{}
-			log := zap.New(zapcore.NewNopCore()).WithOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core { return &stepCore{Core: c, run: r} }))
 			r.signalled(syscall.SIGTERM)
-			for _, e := range tc.entries {
-				log.With(zap.String("x", "y")).Debug(e[0], zap.String("step", e[1]))
-			}
-			if runStateOf(log) != r {
-				t.Fatal("runStateOf does not find the session's state")
+			for _, e := range tc.events {
+				r.step(e)
 			}
 			got, ok := r.stopped("p", tc.blocked)
 			if !ok || got != tc.want {
