@@ -25,8 +25,8 @@ func FromNodeConfig(nc *nodeconfig.NodeConfig, s Settings) (*Config, error) {
 		Settings:              s,
 		UseMaxPods:            true,
 		MountBPFFS:            true,
-		APIRetryAttempts:      3,
-		PauseContainerVersion: "3.5",
+		APIRetryAttempts:      DefaultAPIRetryAttempts,
+		PauseContainerVersion: DefaultPauseContainerVersion,
 		ContainerdChosen:      true, // a NodeConfig node runs containerd
 	}
 	var problems []string

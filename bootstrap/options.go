@@ -100,9 +100,26 @@ type Settings struct {
 	ReloadOnly bool
 }
 
-// DefaultSettings are the settings of a run given no flags.
+// Defaults written once: the flags' defaults (bootstrap's and init's), their help
+// and both front ends take them from here.
+const (
+	// DefaultIMDSTimeout, DefaultSystemdTimeout and DefaultDiscoveryTimeout are
+	// --imds-timeout, --systemd-timeout and --discovery-timeout when not given.
+	DefaultIMDSTimeout      = 60 * time.Second
+	DefaultSystemdTimeout   = 5 * time.Minute
+	DefaultDiscoveryTimeout = 10 * time.Minute
+	// DefaultAPIRetryAttempts is bootstrap.sh's API_RETRY_ATTEMPTS.
+	DefaultAPIRetryAttempts = 3
+	// DefaultPauseContainerVersion is bootstrap.sh's PAUSE_CONTAINER_VERSION.
+	DefaultPauseContainerVersion = "3.5"
+)
+
+// DefaultSettings are the settings of a run given no flags: the flags' defaults.
 func DefaultSettings() Settings {
-	return Settings{Root: "/", IMDSTimeout: 60 * time.Second, SystemdTimeout: 5 * time.Minute, DiscoveryTimeout: 10 * time.Minute, LogFormat: "console"}
+	return Settings{
+		Root: "/", IMDSTimeout: DefaultIMDSTimeout, SystemdTimeout: DefaultSystemdTimeout,
+		DiscoveryTimeout: DefaultDiscoveryTimeout, LogFormat: LogConsole,
+	}
 }
 
 // CheckSettings parses and checks eksboot's own flags of o (--root ... --image-profile)
@@ -184,11 +201,11 @@ var bootstrapFlags = []envFlag{
 	{"apiserver-endpoint", "APISERVER_ENDPOINT", "https URL of the cluster's API server", func(o *Options) *string { return &o.APIServerEndpoint }},
 	{"kubelet-extra-args", "KUBELET_EXTRA_ARGS", "extra kubelet arguments, passed verbatim as KUBELET_EXTRA_ARGS", func(o *Options) *string { return &o.KubeletExtraArgs }},
 	{"enable-docker-bridge", "ENABLE_DOCKER_BRIDGE", "dockerd only; ignored with a warning on containerd (true or false)", func(o *Options) *string { return &o.EnableDockerBridge }},
-	{"aws-api-retry-attempts", "API_RETRY_ATTEMPTS", "retries of AWS API calls (a whole number, default 3)", func(o *Options) *string { return &o.APIRetryAttempts }},
+	{"aws-api-retry-attempts", "API_RETRY_ATTEMPTS", fmt.Sprintf("retries of AWS API calls (a whole number, default %d)", DefaultAPIRetryAttempts), func(o *Options) *string { return &o.APIRetryAttempts }},
 	{"docker-config-json", "DOCKER_CONFIG_JSON", "dockerd only; ignored with a warning on containerd", func(o *Options) *string { return &o.DockerConfigJSON }},
 	{"containerd-config-file", "CONTAINERD_CONFIG_FILE", "containerd config template to use (under --root); SANDBOX_IMAGE in it becomes the pause image", func(o *Options) *string { return &o.ContainerdConfigFile }},
 	{"pause-container-account", "PAUSE_CONTAINER_ACCOUNT", "12-digit AWS account of the pause image's ECR repository", func(o *Options) *string { return &o.PauseContainerAccount }},
-	{"pause-container-version", "PAUSE_CONTAINER_VERSION", "tag of the pause image (default 3.5)", func(o *Options) *string { return &o.PauseContainerVersion }},
+	{"pause-container-version", "PAUSE_CONTAINER_VERSION", "tag of the pause image (default " + DefaultPauseContainerVersion + ")", func(o *Options) *string { return &o.PauseContainerVersion }},
 	{"dns-cluster-ip", "DNS_CLUSTER_IP", "cluster DNS IP address(es), comma-separated", func(o *Options) *string { return &o.DNSClusterIP }},
 	{"container-runtime", "CONTAINER_RUNTIME", "container runtime: containerd (the only one supported)", func(o *Options) *string { return &o.ContainerRuntime }},
 	{"ip-family", "IP_FAMILY", "IP family of the cluster: ipv4 or ipv6 (default ipv4)", func(o *Options) *string { return &o.IPFamily }},
@@ -218,17 +235,18 @@ func NewFlagSet(name string, o *Options) *pflag.FlagSet {
 	for _, f := range bootstrapFlags {
 		fs.StringVar(f.dst(o), f.name, "", f.usage+" [$"+f.env+"]")
 	}
-	fs.StringVar(&o.Root, "root", "/", "directory that stands for / (every read of node files and every write goes under it)")
+	d := DefaultSettings()
+	fs.StringVar(&o.Root, "root", d.Root, "directory that stands for / (every read of node files and every write goes under it)")
 	fs.BoolVar(&o.DryRun, "dry-run", false, "print each file it would write, as a diff against what is there, and the systemd actions; write nothing")
 	fs.BoolVar(&o.NoRestart, "no-restart", false, "write the files but leave systemd alone")
 	fs.StringVar(&o.IMDSEndpoint, "imds-endpoint", "", "instance metadata service URL [$AWS_EC2_METADATA_SERVICE_ENDPOINT, $IMDS_ENDPOINT host[:port]]")
 	fs.StringVar(&o.KubeletVersion, "kubelet-version", "", "kubelet version such as 1.32.9 (default: /etc/eks/kubelet-version.txt, else what kubelet --version says)")
 	fs.StringVar(&o.ImageProfile, "image-profile", "", "the node image's kind: al2 or al2023 (default: detected from /etc/os-release under the root; see docs/compat.md)")
-	fs.StringVar(&o.LogFormat, "log-format", LogConsole, LogFormatUsage)
-	fs.DurationVar(&o.IMDSTimeout, "imds-timeout", 60*time.Second, "deadline for reading the instance metadata")
-	fs.DurationVar(&o.DiscoveryTimeout, "discovery-timeout", 10*time.Minute, "deadline for looking the cluster up with eks:DescribeCluster when --b64-cluster-ca or --apiserver-endpoint is missing (waiting for a CREATING cluster included)")
+	fs.StringVar(&o.LogFormat, "log-format", d.LogFormat, LogFormatUsage)
+	fs.DurationVar(&o.IMDSTimeout, "imds-timeout", d.IMDSTimeout, "deadline for reading the instance metadata")
+	fs.DurationVar(&o.DiscoveryTimeout, "discovery-timeout", d.DiscoveryTimeout, "deadline for looking the cluster up with eks:DescribeCluster when --b64-cluster-ca or --apiserver-endpoint is missing (waiting for a CREATING cluster included)")
 	fs.BoolVar(&o.IMDSv1Fallback, "imds-v1-fallback", false, "read the instance metadata without a session token (IMDSv1) when IMDS refuses one (off: many accounts disable IMDSv1)")
-	fs.DurationVar(&o.SystemdTimeout, "systemd-timeout", 5*time.Minute, "deadline for the systemd jobs (daemon-reload, restarts)")
+	fs.DurationVar(&o.SystemdTimeout, "systemd-timeout", d.SystemdTimeout, "deadline for the systemd jobs (daemon-reload, restarts)")
 	fs.BoolVar(&o.GracefulShutdown, "graceful-shutdown", false, "turn on the kubelet's graceful node shutdown, with a 150s grace period of which 30s for critical pods (see docs/graceful-shutdown.md)")
 	fs.DurationVar(&o.ShutdownGracePeriod, "shutdown-grace-period", 0, "kubelet shutdownGracePeriod, whole seconds up to 1h (turns graceful node shutdown on)")
 	fs.DurationVar(&o.ShutdownGracePeriodCriticalPods, "shutdown-grace-period-critical-pods", 0, "kubelet shutdownGracePeriodCriticalPods: the part of the grace period kept for critical pods")

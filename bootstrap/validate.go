@@ -224,7 +224,7 @@ func (c *Config) checkCluster(o Options, bad func(string, ...any)) {
 	}
 	c.ReservedCPUs = strings.Contains(o.KubeletExtraArgs, "--reserved-cpus")
 
-	c.APIRetryAttempts = 3
+	c.APIRetryAttempts = DefaultAPIRetryAttempts
 	if o.APIRetryAttempts != "" {
 		n, err := strconv.Atoi(o.APIRetryAttempts)
 		if err != nil || n < 0 || n > 100 {
@@ -243,7 +243,7 @@ func (c *Config) checkRuntime(o Options, bad func(string, ...any)) {
 		bad("--pause-container-account %s: want a 12-digit AWS account ID", quote.Value(o.PauseContainerAccount))
 	}
 	if c.PauseContainerVersion == "" {
-		c.PauseContainerVersion = "3.5"
+		c.PauseContainerVersion = DefaultPauseContainerVersion
 	} else if !isImageTag(c.PauseContainerVersion) {
 		bad("--pause-container-version %s: want an image tag (letters, digits, '.', '_', '-'; at most 128)", quote.Value(o.PauseContainerVersion))
 	}

@@ -327,3 +327,20 @@ func (r *recordingSystemd) ActiveState(context.Context, string) (string, error) 
 	return "active", nil
 }
 func (r *recordingSystemd) Close() {}
+
+// TestInitFlagsAreBootstraps: init's own flags have bootstrap's defaults and help
+// (they were declared twice, and init's --log-format said "console or json").
+func TestInitFlagsAreBootstraps(t *testing.T) {
+	var io, bo bootstrap.Options
+	var phase string
+	ifs, bfs := initFlags("init", &io, &phase), bootstrap.NewFlagSet("bootstrap", &bo)
+	for _, name := range []string{"root", "log-format", "imds-timeout", "systemd-timeout", "discovery-timeout"} {
+		i, b := ifs.Lookup(name), bfs.Lookup(name)
+		if i == nil || b == nil || i.DefValue != b.DefValue {
+			t.Errorf("--%s: init %+v, bootstrap %+v", name, i, b)
+		}
+	}
+	if u := ifs.Lookup("log-format").Usage; u != bootstrap.LogFormatUsage || !strings.Contains(u, "journal") {
+		t.Errorf("init --log-format: %q", u)
+	}
+}

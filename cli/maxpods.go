@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/eksboot/eksboot/bootstrap"
 	"github.com/eksboot/eksboot/ec2api"
 	"github.com/eksboot/eksboot/imds"
 	"github.com/eksboot/eksboot/maxpods"
@@ -48,7 +49,7 @@ func (f *maxPodsFlags) flagSet(prog string) *pflag.FlagSet {
 	fs.StringVar(&f.instanceType, "instance-type", "", "instance type, such as m5.large")
 	fs.BoolVar(&f.fromIMDS, "instance-type-from-imds", false, "read the instance type from the instance metadata (on the node)")
 	fs.StringVar(&f.imdsEndpoint, "imds-endpoint", "", "instance metadata service URL [$AWS_EC2_METADATA_SERVICE_ENDPOINT, $IMDS_ENDPOINT host[:port]]")
-	fs.DurationVar(&f.imdsTimeout, "imds-timeout", 60*time.Second, "deadline for reading the instance metadata")
+	fs.DurationVar(&f.imdsTimeout, "imds-timeout", bootstrap.DefaultIMDSTimeout, "deadline for reading the instance metadata")
 	fs.StringVar(&f.cniVersion, "cni-version", "", "Amazon VPC CNI version x.y.z (prefix delegation needs 1.9.0 or later; default: recent)")
 	fs.BoolVar(&f.customNetworking, "cni-custom-networking-enabled", false, "custom networking: one ENI fewer for pods")
 	fs.BoolVar(&f.prefixDelegation, "cni-prefix-delegation-enabled", false, "prefix delegation: a /28 prefix per address slot (nitro types)")
