@@ -235,18 +235,7 @@ func NewFlagSet(name string, o *Options) *pflag.FlagSet {
 	for _, f := range bootstrapFlags {
 		fs.StringVar(f.dst(o), f.name, "", f.usage+" [$"+f.env+"]")
 	}
-	d := DefaultSettings()
-	fs.StringVar(&o.Root, "root", d.Root, "directory that stands for / (every read of node files and every write goes under it)")
-	fs.BoolVar(&o.DryRun, "dry-run", false, "print each file it would write, as a diff against what is there, and the systemd actions; write nothing")
-	fs.BoolVar(&o.NoRestart, "no-restart", false, "write the files but leave systemd alone")
-	fs.StringVar(&o.IMDSEndpoint, "imds-endpoint", "", "instance metadata service URL [$AWS_EC2_METADATA_SERVICE_ENDPOINT, $IMDS_ENDPOINT host[:port]]")
-	fs.StringVar(&o.KubeletVersion, "kubelet-version", "", "kubelet version such as 1.32.9 (default: /etc/eks/kubelet-version.txt, else what kubelet --version says)")
-	fs.StringVar(&o.ImageProfile, "image-profile", "", "the node image's kind: al2 or al2023 (default: detected from /etc/os-release under the root; see docs/compat.md)")
-	fs.StringVar(&o.LogFormat, "log-format", d.LogFormat, LogFormatUsage)
-	fs.DurationVar(&o.IMDSTimeout, "imds-timeout", d.IMDSTimeout, "deadline for reading the instance metadata")
-	fs.DurationVar(&o.DiscoveryTimeout, "discovery-timeout", d.DiscoveryTimeout, "deadline for looking the cluster up with eks:DescribeCluster when --b64-cluster-ca or --apiserver-endpoint is missing (waiting for a CREATING cluster included)")
-	fs.BoolVar(&o.IMDSv1Fallback, "imds-v1-fallback", false, "read the instance metadata without a session token (IMDSv1) when IMDS refuses one (off: many accounts disable IMDSv1)")
-	fs.DurationVar(&o.SystemdTimeout, "systemd-timeout", d.SystemdTimeout, "deadline for the systemd jobs (daemon-reload, restarts)")
+	SettingsFlags(fs, o)
 	fs.BoolVar(&o.GracefulShutdown, "graceful-shutdown", false, "turn on the kubelet's graceful node shutdown, with a 150s grace period of which 30s for critical pods (see docs/graceful-shutdown.md)")
 	fs.DurationVar(&o.ShutdownGracePeriod, "shutdown-grace-period", 0, "kubelet shutdownGracePeriod, whole seconds up to 1h (turns graceful node shutdown on)")
 	fs.DurationVar(&o.ShutdownGracePeriodCriticalPods, "shutdown-grace-period-critical-pods", 0, "kubelet shutdownGracePeriodCriticalPods: the part of the grace period kept for critical pods")
@@ -261,6 +250,27 @@ func NewFlagSet(name string, o *Options) *pflag.FlagSet {
 	return fs
 }
 
+// SettingsFlags binds eksboot's own flags, the run's Settings (--root ...
+// --systemd-timeout), onto fs, with their defaults (DefaultSettings) and help: the
+// bootstrap command's and init's, defined once.
+func SettingsFlags(fs *pflag.FlagSet, o *Options) {
+	d := DefaultSettings()
+	fs.StringVar(&o.Root, "root", d.Root, "directory that stands for / (every read of node files and every write goes under it)")
+	fs.BoolVar(&o.DryRun, "dry-run", false, "print each file it would write, as a diff against what is there, and the systemd actions; write nothing")
+	fs.BoolVar(&o.NoRestart, "no-restart", false, "write the files but leave systemd alone")
+	fs.StringVar(&o.IMDSEndpoint, "imds-endpoint", "", "instance metadata service URL [$AWS_EC2_METADATA_SERVICE_ENDPOINT, $IMDS_ENDPOINT host[:port]]")
+	fs.StringVar(&o.KubeletVersion, "kubelet-version", "", "kubelet version such as 1.32.9 (default: /etc/eks/kubelet-version.txt, else what kubelet --version says)")
+	fs.StringVar(&o.ImageProfile, "image-profile", "", "the node image's kind: al2 or al2023 (default: detected from /etc/os-release under the root; see docs/compat.md)")
+	fs.StringVar(&o.LogFormat, "log-format", d.LogFormat, LogFormatUsage)
+	fs.DurationVar(&o.IMDSTimeout, "imds-timeout", d.IMDSTimeout, "deadline for reading the instance metadata (init: and the user data)")
+	fs.DurationVar(&o.DiscoveryTimeout, "discovery-timeout", d.DiscoveryTimeout, "deadline for looking the cluster up with eks:DescribeCluster when the CA or the endpoint is not given (waiting for a CREATING cluster included)")
+	fs.BoolVar(&o.IMDSv1Fallback, "imds-v1-fallback", false, "read the instance metadata without a session token (IMDSv1) when IMDS refuses one (off: many accounts disable IMDSv1)")
+	fs.DurationVar(&o.SystemdTimeout, "systemd-timeout", d.SystemdTimeout, "deadline for the systemd jobs (daemon-reload, restarts)")
+	flaghelp.SetValues(fs, "image-profile", ProfileNames()...)
+	flaghelp.SetValues(fs, "log-format", LogConsole, LogJSON, LogJournal)
+	flaghelp.SetArg(fs, "root", "dir")
+}
+
 // annotate records the values and the file arguments of the bootstrap flags, for
 // shell completion and the man page.
 func annotate(fs *pflag.FlagSet) {
@@ -270,11 +280,8 @@ func annotate(fs *pflag.FlagSet) {
 	flaghelp.SetValues(fs, "container-runtime", "containerd")
 	flaghelp.SetValues(fs, "ip-family", "ipv4", "ipv6")
 	flaghelp.SetValues(fs, "local-disks", "mount", "raid0", "raid10", "none")
-	flaghelp.SetValues(fs, "image-profile", ProfileNames()...)
-	flaghelp.SetValues(fs, "log-format", LogConsole, LogJSON, LogJournal)
 	flaghelp.SetValues(fs, "max-pods-mode", modeENIMaxPods, modeSecondaryIP, modePrefixDelegation, modeIPv6)
 	flaghelp.SetArg(fs, "containerd-config-file", "file")
-	flaghelp.SetArg(fs, "root", "dir")
 }
 
 // Parse reads the bootstrap command line (without the command name) and, for each

@@ -25,25 +25,14 @@ const (
 // (CPUs, EC2, ...); it does nothing otherwise.
 var envHook = func(*bootstrap.Env) {}
 
-// initFlags binds the options of `eksboot init` onto o: eksboot's own, without
-// bootstrap.sh's (the NodeConfig gives those).
+// initFlags binds the options of `eksboot init` onto o: --phase and eksboot's own
+// (bootstrap.SettingsFlags), without bootstrap.sh's (the NodeConfig gives those).
 func initFlags(prog string, o *bootstrap.Options, phase *string) *pflag.FlagSet {
 	fs := pflag.NewFlagSet(prog, pflag.ContinueOnError)
 	fs.SortFlags = false
 	fs.SetOutput(io.Discard)
-	d := bootstrap.DefaultSettings()
 	fs.StringVar(phase, "phase", phaseAll, "config: write the files only (before cloud-init); run: write what changed and (re)start containerd and kubelet (after cloud-init); all: both")
-	fs.StringVar(&o.Root, "root", d.Root, "directory that stands for / (every read of node files and every write goes under it)")
-	fs.BoolVar(&o.DryRun, "dry-run", false, "print each file it would write, as a diff, and the systemd actions; write nothing")
-	fs.BoolVar(&o.NoRestart, "no-restart", false, "write the files but leave systemd alone")
-	fs.StringVar(&o.IMDSEndpoint, "imds-endpoint", "", "instance metadata service URL [$AWS_EC2_METADATA_SERVICE_ENDPOINT, $IMDS_ENDPOINT host[:port]]")
-	fs.DurationVar(&o.IMDSTimeout, "imds-timeout", d.IMDSTimeout, "deadline for reading the instance metadata and user data")
-	fs.BoolVar(&o.IMDSv1Fallback, "imds-v1-fallback", false, "read the instance metadata without a session token (IMDSv1) when IMDS refuses one")
-	fs.StringVar(&o.KubeletVersion, "kubelet-version", "", "kubelet version such as 1.32.9 (default: /etc/eks/kubelet-version.txt, else `kubelet --version`)")
-	fs.StringVar(&o.ImageProfile, "image-profile", "", "the node image's kind: al2 or al2023 (default: detected from /etc/os-release under the root)")
-	fs.StringVar(&o.LogFormat, "log-format", d.LogFormat, bootstrap.LogFormatUsage)
-	fs.DurationVar(&o.SystemdTimeout, "systemd-timeout", d.SystemdTimeout, "deadline for the systemd jobs")
-	fs.DurationVar(&o.DiscoveryTimeout, "discovery-timeout", d.DiscoveryTimeout, "deadline for looking the cluster up with eks:DescribeCluster when the NodeConfig lacks the CA or the endpoint")
+	bootstrap.SettingsFlags(fs, o)
 	fs.BoolVarP(&o.Help, "help", "h", false, "print this help")
 	return fs
 }
