@@ -61,8 +61,8 @@ var (
 	}
 )
 
-// setMaxPods validates in into c.MaxPods, c.KubeReservedFromEffective and
-// c.ExtraArgsMaxPods, returning one problem per bad value.
+// setMaxPods validates in into c.MaxPodsOptions, c.KubeReservedFromEffective and
+// c.KubeletMaxPods, returning one problem per bad value.
 func (c *Config) setMaxPods(in maxPodsInput) []string {
 	n := in.names
 	var problems []string
@@ -70,12 +70,12 @@ func (c *Config) setMaxPods(in maxPodsInput) []string {
 	c.MaxPodsMode = in.Mode
 	switch in.Mode {
 	case modeENIMaxPods:
-		c.MaxPods = maxpods.Options{Uncapped: true}
+		c.MaxPodsOptions = maxpods.Options{Uncapped: true}
 	case modeSecondaryIP:
 	case modePrefixDelegation:
-		c.MaxPods.PrefixDelegation = true
+		c.MaxPodsOptions.PrefixDelegation = true
 	case modeIPv6:
-		c.MaxPods.IPv6 = true
+		c.MaxPodsOptions.IPv6 = true
 		if c.IPFamily != "ipv6" {
 			bad("%s ipv6 needs %s (on an IPv4 cluster pods are limited by the ENIs: use secondary-ip or prefix-delegation)", n.mode, n.ipFamily)
 		}
@@ -100,16 +100,16 @@ func (c *Config) setMaxPods(in maxPodsInput) []string {
 		bad("%s %d: want the number of ENIs the VPC CNI may use (MAX_ENI), 1 or more", n.maxENI, in.MaxENI)
 	}
 	if computed {
-		c.MaxPods.CustomNetworking = in.CustomNetworking
-		c.MaxPods.SecurityGroupsForPods = in.SecurityGroupsForPods
-		c.MaxPods.MaxENI = max(in.MaxENI, 0)
-		c.MaxPods.Uncapped = in.Uncapped
+		c.MaxPodsOptions.CustomNetworking = in.CustomNetworking
+		c.MaxPodsOptions.SecurityGroupsForPods = in.SecurityGroupsForPods
+		c.MaxPodsOptions.MaxENI = max(in.MaxENI, 0)
+		c.MaxPodsOptions.Uncapped = in.Uncapped
 	}
 	c.KubeReservedFromEffective = in.KubeReservedFromEffective
 	if v, err := extraArgsMaxPods(in.ExtraArgs); err != nil && c.KubeReservedFromEffective {
 		bad("%s: %s %v", n.kubeReserved, n.extraArgs, err)
 	} else if err == nil {
-		c.ExtraArgsMaxPods = v
+		c.KubeletMaxPods = v
 	}
 	return problems
 }
@@ -148,8 +148,8 @@ func reservedMaxPods(c *Config, computed int) int {
 	switch {
 	case !c.KubeReservedFromEffective:
 		return computed
-	case c.ExtraArgsMaxPods > 0:
-		return c.ExtraArgsMaxPods
+	case c.KubeletMaxPods > 0:
+		return c.KubeletMaxPods
 	case c.UseMaxPods:
 		return computed
 	}
@@ -162,7 +162,7 @@ func reservedMaxPods(c *Config, computed int) int {
 // warning, where bootstrap.sh failed the boot. It returns the number and where it came
 // from, with the formula.
 func maxPods(ctx context.Context, c *Config, env *Env, client func() (ec2api.API, error), instanceType string, cpus int, warn func(string)) (int, string) {
-	req := maxpods.Request{InstanceType: instanceType, Options: c.MaxPods, RowsPath: pathENIMaxPods, NodeCPUs: cpus}
+	req := maxpods.Request{InstanceType: instanceType, Options: c.MaxPodsOptions, RowsPath: pathENIMaxPods, NodeCPUs: cpus}
 	if b, err := optional(env.Files.ReadFile(pathENIMaxPods)); err != nil {
 		warn(fmt.Sprintf("%s: %v; its rows are not used", pathENIMaxPods, err))
 	} else if b != nil {

@@ -71,8 +71,8 @@ func TestValidateMaxPodsFlags(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || c.MaxPods != tc.want {
-				t.Fatalf("Validate = %+v, %v; want max pods options %+v", c.MaxPods, err, tc.want)
+			if err != nil || c.MaxPodsOptions != tc.want {
+				t.Fatalf("Validate = %+v, %v; want max pods options %+v", c.MaxPodsOptions, err, tc.want)
 			}
 		})
 	}

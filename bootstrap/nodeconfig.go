@@ -159,11 +159,11 @@ func (c *Config) fromMaxPods(mp nodeconfig.MaxPods, fields kubeletconf.OverlayFi
 	for _, p := range c.setMaxPods(in) {
 		bad("%s", p)
 	}
-	if c.ExtraArgsMaxPods == 0 {
+	if c.KubeletMaxPods == 0 {
 		// A maxPods in the kubelet config is what the kubelet runs with, unless a
 		// --max-pods flag, which the kubelet prefers, is among the flags.
 		if fields.MaxPods > 0 {
-			c.ExtraArgsMaxPods = int(fields.MaxPods)
+			c.KubeletMaxPods = int(fields.MaxPods)
 		}
 	}
 }

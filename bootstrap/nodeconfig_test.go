@@ -41,11 +41,11 @@ func TestFromNodeConfig(t *testing.T) {
 	if !reflect.DeepEqual(c.KubeletFlags, nc.Spec.Kubelet.Flags) || c.KubeletExtraArgs != `--node-labels=a=b "--x=has space"` {
 		t.Errorf("flags %q, drop-in value %q", c.KubeletFlags, c.KubeletExtraArgs)
 	}
-	if _, ok := c.KubeletConfigOverlay["clusterDNS"]; ok || c.KubeletConfigOverlay["maxPods"] != 58.0 || !c.KubeletVerbosityGiven || c.ExtraArgsMaxPods != 58 {
-		t.Errorf("overlay %v, verbosity given %v, max pods %d", c.KubeletConfigOverlay, c.KubeletVerbosityGiven, c.ExtraArgsMaxPods)
+	if _, ok := c.KubeletConfigOverlay["clusterDNS"]; ok || c.KubeletConfigOverlay["maxPods"] != 58.0 || !c.KubeletVerbosityGiven || c.KubeletMaxPods != 58 {
+		t.Errorf("overlay %v, verbosity given %v, max pods %d", c.KubeletConfigOverlay, c.KubeletVerbosityGiven, c.KubeletMaxPods)
 	}
-	if c.MaxPodsMode != "prefix-delegation" || c.MaxPods != (maxpods.Options{PrefixDelegation: true, CustomNetworking: true, MaxENI: 4}) {
-		t.Errorf("max pods %s %+v", c.MaxPodsMode, c.MaxPods)
+	if c.MaxPodsMode != "prefix-delegation" || c.MaxPodsOptions != (maxpods.Options{PrefixDelegation: true, CustomNetworking: true, MaxENI: 4}) {
+		t.Errorf("max pods %s %+v", c.MaxPodsMode, c.MaxPodsOptions)
 	}
 	want := []kubeletconf.ContainerdOverlay{{Name: "spec.containerd.config", TOML: "[plugins]\n"}, {Name: "spec.containerd.config", TOML: "version = 2\n"}}
 	if !reflect.DeepEqual(c.ContainerdOverlays, want) {

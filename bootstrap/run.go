@@ -19,7 +19,7 @@ import (
 )
 
 // Run joins the node to the cluster of the configuration c (from either front end,
-// FromFlags or FromNodeConfig): instance facts, the computed node (PlanNode), the
+// FromFlags or FromNodeConfig): instance facts, the computed node (ComputeNode), the
 // diff against the node's files, the writes, the restarts. Nothing is written until
 // everything has been computed and checked, so bad input or missing facts leave the
 // node untouched.
@@ -49,7 +49,7 @@ func Run(ctx context.Context, c *Config, env *Env) (err error) {
 	var f *Facts
 	var n *Node
 	defer func() { recordStatus(env, c, f, n, start, err) }()
-	f, n, err = PlanNode(ctx, c, env)
+	f, n, err = ComputeNode(ctx, c, env)
 	if err != nil {
 		return err
 	}
@@ -97,10 +97,10 @@ func Run(ctx context.Context, c *Config, env *Env) (err error) {
 	return err
 }
 
-// PlanNode gathers the instance facts for c and computes the whole node from them
+// ComputeNode gathers the instance facts for c and computes the whole node from them
 // (Compute, pure): every file with its content, the kubelet flags and the units. It
 // writes nothing; Run applies the node, `eksboot render` prints it.
-func PlanNode(ctx context.Context, c *Config, env *Env) (*Facts, *Node, error) {
+func ComputeNode(ctx context.Context, c *Config, env *Env) (*Facts, *Node, error) {
 	log := env.Log
 	f, err := step(env, "instance facts", func() (*Facts, error) { return gatherFacts(ctx, c, env) })
 	if err != nil {

@@ -45,13 +45,15 @@ type Config struct {
 	// BaseRuntimeSpecOverlay is NodeConfig's spec.containerd.baseRuntimeSpec, merged
 	// onto the base OCI runtime spec (AL2023 profile).
 	BaseRuntimeSpecOverlay map[string]any
-	// MaxPodsMode and MaxPods say how max pods is worked out (maxpods.go).
-	MaxPodsMode string
-	MaxPods     maxpods.Options
+	// MaxPodsMode and MaxPodsOptions say how max pods is worked out (maxpods.go);
+	// the number is Facts.MaxPods.
+	MaxPodsMode    string
+	MaxPodsOptions maxpods.Options
 	// KubeReservedFromEffective sizes kubeReserved for the max pods the kubelet will
-	// run; ExtraArgsMaxPods is --max-pods of the extra args (0: none).
+	// run; KubeletMaxPods is the max pods the user gave the kubelet (0: none):
+	// --max-pods of the extra args, else NodeConfig's spec.kubelet.config.maxPods.
 	KubeReservedFromEffective bool
-	ExtraArgsMaxPods          int
+	KubeletMaxPods            int
 	// ShutdownGracePeriod > 0 turns on graceful node shutdown.
 	ShutdownGracePeriod             time.Duration
 	ShutdownGracePeriodCriticalPods time.Duration

@@ -2,7 +2,7 @@
 // user data would get, computed offline. The user data is parsed (userdata), its
 // NodeConfigs merged into a Config (bootstrap.RequestFromNodeConfigs), or its scripts
 // evaluated on a simulated instance (render/sim) until they call bootstrap.sh, whose
-// command line goes through bootstrap.FromFlags; then bootstrap.PlanNode computes the
+// command line goes through bootstrap.FromFlags; then bootstrap.ComputeNode computes the
 // node in memory, against an Env with nothing outside (offlineEnv): IMDS answered from
 // internal/siminstance, the image's files from internal/imagefixture, EKS by
 // placeholders or, with --discover, by the caller's own credentials (CallerEKS).
@@ -107,7 +107,7 @@ func Render(ctx context.Context, raw []byte, o Options) (*Result, error) {
 	disc := &discovery{eks: o.EKS}
 	env := offlineEnv(files, o.Log, o.InstanceType, o.Region, disc)
 	plan := func(ctx context.Context, req bootstrap.Request) (*bootstrap.Node, error) {
-		_, n, err := bootstrap.PlanNode(ctx, req.Config, env)
+		_, n, err := bootstrap.ComputeNode(ctx, req.Config, env)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", req.From, err)
 		}
