@@ -2,6 +2,17 @@
 // does: it parses bootstrap.sh's command line, reads the instance's facts, computes the
 // kubelet's configuration, writes it under the root and restarts the units through
 // systemd. Run is the checklist; each step lives in its own file.
+//
+// Its rooms: the two front ends that make the one typed Config, FromFlags
+// (options.go: Parse, SettingsFlags and DefaultSettings, the flags and defaults;
+// validate.go) and FromNodeConfig (nodeconfig.go; request.go merges a user data's
+// NodeConfigs for init and render); the facts (facts.go, gatherFacts, the only
+// reader of IMDS, EC2, EKS, DNS and node files, through Env); the pure computation
+// of the node (plan.go, Compute, with ComputeNode running the facts first); the run
+// (run.go: lock, facts, compute, diff, write, restart, each step heard by
+// Env.OnStep); and Actions (actions.go), the systemd operations the changes need.
+// The NodeConfig API itself is package nodeconfig, user data's bytes are package
+// userdata, and `eksboot render`'s offline run is package render.
 package bootstrap
 
 import (

@@ -4,6 +4,12 @@
 // sets up logging (the journal under systemd) and turns errors into exit statuses (2
 // for usage, 1 for failures). It exists so that cmd/eksboot/main.go stays a few lines
 // and every command can be tested in-process.
+//
+// A command here parses its command line, calls the package that does the work and
+// prints the outcome: bootstrap (bootstrap.Parse, Validate, Run), init (the user
+// data from IMDS, bootstrap.RequestFromNodeConfigs, Run), render (render.Render, then
+// printRender), doctor (package doctor). A session (newSession) adds the signal
+// handling: where a stop signal found the run comes from bootstrap.Env.OnStep.
 package cli
 
 import (

@@ -2,8 +2,9 @@
 // unit files, enables units and starts or restarts them, waiting for each
 // job's result under the caller's context.
 //
-// DBus talks to a real manager through go-systemd; Recorder performs nothing
-// and records what would have been done, for --dry-run and tests.
+// DBus talks to a real manager through go-systemd; tests run one on a private
+// bus (systemd/systemdtest). --dry-run asks no manager: it prints bootstrap's
+// Actions.
 package systemd
 
 import (
