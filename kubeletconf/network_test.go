@@ -1,6 +1,7 @@
 package kubeletconf
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -72,6 +73,57 @@ func TestResolvedConfigErrors(t *testing.T) {
 	for _, notWant := range []string{"nameservers[0]", "domains[0]"} {
 		if strings.Contains(err.Error(), notWant) {
 			t.Errorf("error names valid %s: %q", notWant, err)
+		}
+	}
+}
+
+// TestResolvedConfigRefusesExtraLines: Go's address parser takes any text after an
+// IPv6 address's '%', so a zone could carry a line break (and with it lines of
+// resolved's own, DNSSEC=no) or a second server in the #name form.
+func TestResolvedConfigRefusesExtraLines(t *testing.T) {
+	for _, ns := range []string{
+		"fe80::1%eth0\nDNSSEC=no\nDNSOverTLS=yes",
+		"fe80::1%eth0 8.8.8.8#dns.google",
+		"fe80::1%eth0#dns.google",
+		"fe80::1%eth0\x00",
+		"fe80::1%" + strings.Repeat("e", 16),
+		"fe80::1%..",
+		"fe80::1%",
+		"8.8.8.8#dns.google",
+		"[fe80::1]:53",
+	} {
+		got, err := ResolvedConfig([]string{ns}, nil)
+		if err == nil || !strings.HasPrefix(err.Error(), "spec.instance.network.nameservers[0]: ") {
+			t.Errorf("%q: got %q, %v; want an error naming spec.instance.network.nameservers[0]", ns, got, err)
+		}
+	}
+	for _, ns := range []string{"fe80::1%eth0", "fe80::1%2", "fe80::1%enp0s3.100", "fe80::1%br_0-x"} {
+		if _, err := ResolvedConfig([]string{ns}, nil); err != nil {
+			t.Errorf("%q: %v", ns, err)
+		}
+	}
+}
+
+// TestResolvedConfigBoundsItsLists: systemd-resolved keeps 256 servers and 256
+// domains and drops the rest; more is an error, not a node that differs from its
+// configuration.
+func TestResolvedConfigBoundsItsLists(t *testing.T) {
+	ns := make([]string, MaxResolvedEntries+1)
+	domains := make([]string, MaxResolvedEntries+1)
+	for i := range ns {
+		ns[i] = fmt.Sprintf("10.0.%d.%d", i/256, i%256)
+		domains[i] = fmt.Sprintf("d%d.example", i)
+	}
+	if _, err := ResolvedConfig(ns[:MaxResolvedEntries], domains[:MaxResolvedEntries]); err != nil {
+		t.Fatalf("256 of each: %v", err)
+	}
+	_, err := ResolvedConfig(ns, domains)
+	for _, want := range []string{
+		"spec.instance.network.nameservers: 257 addresses, more than the 256 systemd-resolved takes",
+		"spec.instance.network.domains: 257 domains, more than the 256 systemd-resolved takes",
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v; want %q", err, want)
 		}
 	}
 }
