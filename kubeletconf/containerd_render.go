@@ -9,6 +9,7 @@ import (
 	"github.com/pelletier/go-toml/v2"
 
 	"github.com/eksboot/eksboot/assets"
+	"github.com/eksboot/eksboot/internal/quote"
 )
 
 // ContainerdInput is what Containerd needs to write containerd's config.toml. The
@@ -96,9 +97,9 @@ func Containerd(in ContainerdInput) ([]byte, error) {
 		if o.TOML == "" {
 			continue
 		}
-		var m map[string]any
-		if err := toml.Unmarshal([]byte(o.TOML), &m); err != nil {
-			errs = append(errs, fmt.Errorf("%s: not valid TOML: %w", o.Name, err))
+		m, err := decodeTOML(o.TOML)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", o.Name, err))
 			continue
 		}
 		if v, ok := m["version"]; ok && overlayVersion == nil {
@@ -117,10 +118,10 @@ func Containerd(in ContainerdInput) ([]byte, error) {
 	if name == "" {
 		name = embeddedTemplate
 	}
-	var tree map[string]any
-	if err := toml.Unmarshal([]byte(template), &tree); err != nil {
-		return nil, errors.Join(append(errs, fmt.Errorf("containerd config template %s: not valid TOML: %w", name, err))...)
+	if _, err := decodeTOML(template); err != nil {
+		return nil, errors.Join(append(errs, fmt.Errorf("containerd config template %s: %w", name, err))...)
 	}
+	var tree map[string]any
 	text := strings.ReplaceAll(template, assets.SandboxImagePlaceholder, in.SandboxImage)
 	tree = nil
 	if err := toml.Unmarshal([]byte(text), &tree); err != nil {
@@ -159,6 +160,40 @@ func Containerd(in ContainerdInput) ([]byte, error) {
 		return nil, fmt.Errorf("encode the containerd config: %w", err)
 	}
 	return out.Bytes(), nil
+}
+
+// CheckContainerdOverlay checks a partial containerd configuration (name:
+// spec.containerd.config) as Containerd will read it, before any fact is gathered:
+// TOML no deeper than MaxDepth (checked before it is decoded), and no control
+// character in any key or string. Its version is checked against the template's
+// by Containerd.
+func CheckContainerdOverlay(name, doc string) error {
+	m, err := decodeTOML(doc)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	if problems := CheckTreeText(m, name); len(problems) > 0 {
+		return errors.New(quote.List(problems))
+	}
+	return nil
+}
+
+// decodeTOML decodes doc after checking its depth (CheckTOMLDepth): the decoder
+// allocates a table for each dotted segment of a key before any later check could
+// run. The decoded tree's depth is checked again, in case the scan and the decoder
+// ever disagree on where a level starts.
+func decodeTOML(doc string) (map[string]any, error) {
+	if err := CheckTOMLDepth(doc); err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := toml.Unmarshal([]byte(doc), &m); err != nil {
+		return nil, fmt.Errorf("not valid TOML: %w", err)
+	}
+	if d := TreeDepth(m); d > MaxDepth {
+		return nil, fmt.Errorf("nested more than %d levels deep", MaxDepth)
+	}
+	return m, nil
 }
 
 // setNodeRuntimes sets in's runc binary, base runtime spec and NVIDIA runtime in
