@@ -2,10 +2,12 @@ package nodeconfig
 
 import (
 	"fmt"
+	"strings"
 
 	yamlv3 "go.yaml.in/yaml/v3"
 
 	"github.com/eksboot/eksboot/internal/quote"
+	"github.com/eksboot/eksboot/kubeletconf"
 )
 
 // duplicateKeys lists every mapping key of the YAML (or JSON) document doc that
@@ -13,22 +15,41 @@ import (
 // sigs.k8s.io/yaml, which decodes the document, keeps the last value silently, so a
 // NodeConfig with two names could join the wrong cluster. A document that this
 // parser cannot read is left to the decoder to report; aliases are not followed.
+//
+// It also refuses a document that nests deeper than kubeletconf.MaxDepth (the
+// document's mapping counted as one; through aliases too), naming the field, from
+// the parser's node tree, before the document is converted and decoded: the
+// parser itself stops at 10,000 levels and allocates in proportion to the
+// document, but every level would reach a file (a base runtime spec 2,500 deep
+// wrote 12.5 MB of indentation).
 func duplicateKeys(doc []byte) Errors {
 	var root yamlv3.Node
 	if err := yamlv3.Unmarshal(doc, &root); err != nil {
 		return nil
 	}
 	var errs Errors
-	var walk func(n *yamlv3.Node, at string)
-	walk = func(n *yamlv3.Node, at string) {
+	memo := map[*yamlv3.Node]int{}
+	var walk func(n *yamlv3.Node, at string, level int)
+	walk = func(n *yamlv3.Node, at string, level int) {
+		if n.Kind == yamlv3.SequenceNode || n.Kind == yamlv3.MappingNode {
+			level++
+		}
+		if n.Kind == yamlv3.AliasNode && n.Alias != nil && level+nodeDepth(n.Alias, memo) > kubeletconf.MaxDepth ||
+			level > kubeletconf.MaxDepth {
+			errs = append(errs, fmt.Sprintf("%s: nested more than %d levels deep (line %d)", fieldOf(at), kubeletconf.MaxDepth, n.Line))
+			return
+		}
 		switch n.Kind {
 		case yamlv3.DocumentNode:
 			for _, c := range n.Content {
-				walk(c, at)
+				walk(c, at, level)
+				if len(errs) > 0 {
+					return
+				}
 			}
 		case yamlv3.SequenceNode:
 			for i, c := range n.Content {
-				walk(c, fmt.Sprintf("%s[%d]", at, i))
+				walk(c, fmt.Sprintf("%s[%d]", at, i), level)
 			}
 		case yamlv3.MappingNode:
 			seen := map[string]bool{}
@@ -43,10 +64,48 @@ func duplicateKeys(doc []byte) Errors {
 					continue
 				}
 				seen[k.Value] = true
-				walk(v, path)
+				walk(v, path, level)
 			}
 		}
 	}
-	walk(&root, "")
+	walk(&root, "", 0)
 	return errs
+}
+
+// nodeDepth is how many levels of sequences and mappings n holds, itself
+// included, following aliases; memo keeps each node's answer, so that aliases of
+// aliases are counted once each, and stops counting past kubeletconf.MaxDepth.
+func nodeDepth(n *yamlv3.Node, memo map[*yamlv3.Node]int) int {
+	if d, ok := memo[n]; ok {
+		return d
+	}
+	memo[n] = kubeletconf.MaxDepth + 1 // while counting: a node that contains itself is too deep
+	d := 0
+	switch n.Kind {
+	case yamlv3.AliasNode:
+		if n.Alias != nil {
+			d = nodeDepth(n.Alias, memo)
+		}
+	case yamlv3.DocumentNode, yamlv3.SequenceNode, yamlv3.MappingNode:
+		for _, c := range n.Content {
+			if d = max(d, nodeDepth(c, memo)); d > kubeletconf.MaxDepth {
+				break
+			}
+		}
+		if n.Kind != yamlv3.DocumentNode {
+			d++
+		}
+	}
+	memo[n] = min(d, kubeletconf.MaxDepth+1)
+	return memo[n]
+}
+
+// fieldOf names the NodeConfig field a path is in: its first three segments
+// (spec.containerd.baseRuntimeSpec), or "document".
+func fieldOf(at string) string {
+	if at == "" {
+		return "document"
+	}
+	segs := strings.SplitN(at, ".", 4)
+	return strings.Join(segs[:min(3, len(segs))], ".")
 }

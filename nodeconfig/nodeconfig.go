@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/eksboot/eksboot/internal/quote"
+	"github.com/eksboot/eksboot/kubeletconf"
 )
 
 // NodeConfig's group, version and kind.
@@ -173,6 +174,9 @@ func decodeOne(doc []byte) (*NodeConfig, error) {
 	if err != nil {
 		return nil, fmt.Errorf("not YAML or JSON: %w", err)
 	}
+	if err := kubeletconf.CheckJSONDepth(j); err != nil {
+		return nil, err // what duplicateKeys's parser could not read
+	}
 	var generic any
 	if err := json.Unmarshal(j, &generic); err != nil {
 		return nil, fmt.Errorf("not YAML or JSON: %w", err)
@@ -192,6 +196,7 @@ func decodeOne(doc []byte) (*NodeConfig, error) {
 		return nil, errs
 	}
 	errs = checkFields(obj, typeOf[NodeConfig](), "", errs)
+	errs = checkText(obj, "", errs)
 	if kc, ok := obj["spec"].(map[string]any); ok {
 		if k, ok := kc["kubelet"].(map[string]any); ok {
 			if c, ok := k["config"].(map[string]any); ok {

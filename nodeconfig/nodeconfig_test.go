@@ -1,9 +1,12 @@
 package nodeconfig
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/eksboot/eksboot/kubeletconf"
 )
 
 const ncHead = "apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\n"
@@ -86,5 +89,82 @@ func TestValidateRequired(t *testing.T) {
 	}
 	if !strings.Contains(want, "apiServerEndpoint") {
 		t.Fatal("unreachable")
+	}
+}
+
+// deepBlock is a YAML mapping of d nested levels in block style, indented under
+// indent, "a:" each.
+func deepBlock(indent string, d int) string {
+	var b strings.Builder
+	for i := range d - 1 {
+		b.WriteString(indent + strings.Repeat(" ", i) + "a:\n")
+	}
+	b.WriteString(indent + strings.Repeat(" ", d-1) + "a: 1\n")
+	return b.String()
+}
+
+// TestDecodeRefusesDeepDocuments: a NodeConfig nests at most 64 levels (the
+// document counted as one), in block or flow style or through aliases; deeper is
+// an error naming the field, before the document is decoded.
+func TestDecodeRefusesDeepDocuments(t *testing.T) {
+	spec := ncHead + "spec:\n  containerd:\n    baseRuntimeSpec:\n"
+	// The document, spec, containerd: baseRuntimeSpec's own mapping is level 4.
+	for _, tc := range []struct {
+		name, in, want string
+	}{
+		{"block", spec + deepBlock("      ", kubeletconf.MaxDepth-2), "p: spec.containerd.baseRuntimeSpec: nested more than 64 levels deep (line 67)"},
+		{"flow", spec + "      a: " + strings.Repeat("[", 62) + strings.Repeat("]", 62) + "\n", "p: spec.containerd.baseRuntimeSpec: nested more than 64 levels deep (line 6)"},
+		{"flow, 2,500 deep", spec + "      a: " + strings.Repeat("{a: ", 2500) + "1" + strings.Repeat("}", 2500) + "\n", "p: spec.containerd.baseRuntimeSpec: nested more than 64 levels deep (line 6)"},
+		{
+			"aliases",
+			ncHead + "metadata:\n  x0: &a0 [1]\n" + func() string {
+				var b strings.Builder
+				for i := 1; i < 70; i++ {
+					fmt.Fprintf(&b, "  x%d: &a%d [*a%d]\n", i, i, i-1)
+				}
+				return b.String()
+			}() + "spec:\n  kubelet:\n    config:\n      a: *a69\n",
+			"p: metadata.x62[0]: nested more than 64 levels deep (line 66); p: metadata.x63[0]: ",
+		},
+		{"JSON", `{"apiVersion": "node.eks.aws/v1alpha1", "kind": "NodeConfig", "spec": {"kubelet": {"config": ` + strings.Repeat(`{"a": `, 70) + "1" + strings.Repeat("}", 70) + "}}}", "p: spec.kubelet.config: nested more than 64 levels deep (line 1)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := DecodeNodeConfigs([]byte(tc.in), "p")
+			if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+				t.Errorf("error %v\nwant  %s", err, tc.want)
+			}
+		})
+	}
+	ok := spec + deepBlock("      ", kubeletconf.MaxDepth-3)
+	if _, err := DecodeNodeConfigs([]byte(ok), "p"); err != nil {
+		t.Errorf("64 levels: %v", err)
+	}
+}
+
+// TestDecodeRefusesControlCharacters: no key or string of a NodeConfig holds a
+// control character (a tab included), except where the field's own check decides
+// (flags, environment values, the CA's base64, the containerd TOML document).
+func TestDecodeRefusesControlCharacters(t *testing.T) {
+	for _, tc := range []struct {
+		name, spec, want string
+	}{
+		{"nameserver", `{instance: {network: {nameservers: ["fe80::1%eth0\nDNSSEC=no"]}}}`, "p: spec.instance.network.nameservers[0]: control character U+000A at byte 12 is not allowed"},
+		{"search domain", `{instance: {network: {domains: ["a.example\tb"]}}}`, "p: spec.instance.network.domains[0]: control character U+0009 at byte 9 is not allowed"},
+		{"taint", `{kubelet: {config: {registerWithTaints: [{key: "a\u001b[2J", effect: NoSchedule}]}}}`, "p: spec.kubelet.config.registerWithTaints[0].key: control character U+001B at byte 1 is not allowed"},
+		{"feature gate name", `{kubelet: {config: {featureGates: {"A\rB": true}}}}`, `p: spec.kubelet.config.featureGates."A\rB": key: control character U+000D at byte 1 is not allowed`},
+		{"mount path", `{instance: {localStorage: {strategy: RAID0, mountPath: "/mnt/\u0085x"}}}`, "p: spec.instance.localStorage.mountPath: control character U+0085 at byte 5 is not allowed"},
+		{"base runtime spec", `{containerd: {baseRuntimeSpec: {process: {env: ["A=\u0000"]}}}}`, "p: spec.containerd.baseRuntimeSpec.process.env[0]: control character U+0000 at byte 2 is not allowed"},
+		{"cluster ID", `{cluster: {id: "x\ny"}}`, "p: spec.cluster.id: control character U+000A at byte 1 is not allowed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := DecodeNodeConfigs([]byte(ncHead+"spec: "+tc.spec+"\n"), "p")
+			if err == nil || err.Error() != tc.want {
+				t.Errorf("error %v\nwant  %s", err, tc.want)
+			}
+		})
+	}
+	fine := ncHead + "spec:\n  kubelet:\n    flags: [\"--a=b\\tc\"]\n  instance:\n    environment: {kubelet: {A: \"x\\ty\"}}\n  containerd:\n    config: |\n      [plugins]\n        x = 1\n"
+	if _, err := DecodeNodeConfigs([]byte(fine), "p"); err != nil {
+		t.Errorf("fields with their own checks: %v", err)
 	}
 }

@@ -174,3 +174,52 @@ func jsonKind(v any) string {
 	}
 	return fmt.Sprintf("%T", v)
 }
+
+// textChecked are the NodeConfig fields whose strings are checked by their own
+// grammar, not by checkText: the containerd overlay is a TOML document (lines are
+// its syntax; its keys and strings are checked once decoded), the CA is base64
+// that may be wrapped, kubelet flags and environment values may hold a tab and are
+// checked where they are rendered.
+var textChecked = []string{
+	"spec.containerd.config",
+	"spec.cluster.certificateAuthority",
+	"spec.kubelet.flags",
+	"spec.instance.environment",
+}
+
+// checkText appends an error for every key and string of v (a decoded NodeConfig)
+// that is not text of one line (kubeletconf.CheckText: no control character, a tab
+// included), naming its path, except in textChecked. Every value of a NodeConfig
+// lands in a line-oriented file or a program's argument.
+func checkText(v any, at string, errs Errors) Errors {
+	for _, f := range textChecked {
+		if at == f || strings.HasPrefix(at, f+".") || strings.HasPrefix(at, f+"[") {
+			return errs
+		}
+	}
+	switch v := v.(type) {
+	case string:
+		if err := kubeletconf.CheckText(v, false); err != nil {
+			errs = append(errs, fmt.Sprintf("%s: %v", orRoot(at), err))
+		}
+	case map[string]any:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			p := join(at, quote.Name(k))
+			if err := kubeletconf.CheckText(k, false); err != nil {
+				errs = append(errs, fmt.Sprintf("%s: key: %v", p, err))
+				continue
+			}
+			errs = checkText(v[k], p, errs)
+		}
+	case []any:
+		for i, e := range v {
+			errs = checkText(e, fmt.Sprintf("%s[%d]", at, i), errs)
+		}
+	}
+	return errs
+}
