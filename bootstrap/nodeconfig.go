@@ -178,6 +178,11 @@ func (c *Config) fromInstance(sp nodeconfig.Spec, bad func(string, ...any), unsu
 	if len(sp.Containerd.Configs) == 0 && sp.Containerd.Config != "" {
 		c.ContainerdOverlays = []kubeletconf.ContainerdOverlay{{Name: "spec.containerd.config", TOML: sp.Containerd.Config}}
 	}
+	for _, o := range c.ContainerdOverlays {
+		if err := kubeletconf.CheckContainerdOverlay(o.Name, o.TOML); err != nil {
+			bad("%v", err) // names spec.containerd.config
+		}
+	}
 	c.BaseRuntimeSpecOverlay = sp.Containerd.BaseRuntimeSpec
 
 	// spec.instance.

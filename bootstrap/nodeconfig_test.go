@@ -4,11 +4,13 @@ import (
 	"encoding/base64"
 	"net/netip"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/eksboot/eksboot/kubeletconf"
 	"github.com/eksboot/eksboot/maxpods"
 	"github.com/eksboot/eksboot/nodeconfig"
+	"github.com/eksboot/eksboot/rootfs"
 )
 
 // TestFromNodeConfig: every NodeConfig value lands in its typed Config field, with no
@@ -95,5 +97,41 @@ func TestFromNodeConfigErrorsNameSpecFields(t *testing.T) {
 	}
 	if _, ok := err.(*UsageError); !ok {
 		t.Errorf("error %T, want a *UsageError", err)
+	}
+}
+
+// TestFromNodeConfigChecksTheContainerdTOML: spec.containerd.config is checked
+// before any fact is read, with its depth scanned before it is decoded and its
+// strings free of control characters.
+func TestFromNodeConfigChecksTheContainerdTOML(t *testing.T) {
+	for doc, want := range map[string]string{
+		strings.Repeat("a.", 100_000) + "x = 1\n":                "spec.containerd.config: nested more than 64 levels deep (line 1)",
+		"[plugins.x]\nmirror = \"https://m\\r\\nInjected: 1\"\n": "spec.containerd.config.plugins.x.mirror: control character U+000D at byte 9 is not allowed",
+	} {
+		nc := &nodeconfig.NodeConfig{Spec: nodeconfig.Spec{
+			Cluster:    nodeconfig.Cluster{Name: "c"},
+			Containerd: nodeconfig.Containerd{Configs: []string{doc}},
+		}}
+		_, err := FromNodeConfig(nc, DefaultSettings())
+		if err == nil || err.Error() != want {
+			t.Errorf("error %v\nwant  %s", err, want)
+		}
+	}
+}
+
+// TestComputeRefusesAFileTheNextBootCannotRead: a file over rootfs.DefaultReadLimit
+// is an error naming the field it is made of and the file.
+func TestComputeRefusesAFileTheNextBootCannotRead(t *testing.T) {
+	files := []rootfs.File{
+		{Path: pathKubeletConfig, Data: make([]byte, rootfs.DefaultReadLimit)},
+		{Path: pathBaseRuntimeSpec, Data: make([]byte, rootfs.DefaultReadLimit+1)},
+	}
+	err := checkFileSizes(files)
+	want := "spec.containerd.baseRuntimeSpec: /etc/containerd/base-runtime-spec.json would be 4194305 bytes, more than the 4194304 eksboot reads back at the next boot"
+	if err == nil || err.Error() != want {
+		t.Errorf("error %v\nwant  %s", err, want)
+	}
+	if err := checkFileSizes(files[:1]); err != nil {
+		t.Errorf("a file of exactly the limit: %v", err)
 	}
 }

@@ -124,7 +124,38 @@ func Compute(c *Config, f *Facts) (*Node, error) {
 		n.Remove = append(n.Remove, kubeletconf.LogindDropIn)
 	}
 	n.Dirs = []string{"/etc/containerd/config.d", "/etc/cni/net.d"}
+	if err := checkFileSizes(n.Files); err != nil {
+		return nil, err
+	}
 	return n, nil
+}
+
+// checkFileSizes refuses a node whose files the next run could not read back: it
+// reads each file it owns, to compare, through rootfs.DefaultReadLimit, and would
+// fail every boot after this one. The error names the input the file is made of.
+func checkFileSizes(files []rootfs.File) error {
+	for _, f := range files {
+		if len(f.Data) <= rootfs.DefaultReadLimit {
+			continue
+		}
+		from := "its inputs"
+		switch f.Path {
+		case pathContainerdConfig:
+			from = "spec.containerd.config (with the containerd config template)"
+		case pathBaseRuntimeSpec:
+			from = "spec.containerd.baseRuntimeSpec"
+		case pathKubeletConfig:
+			from = "spec.kubelet.config"
+		case pathExtraArgsDropIn:
+			from = "--kubelet-extra-args (spec.kubelet.flags)"
+		case kubeletconf.ResolvedDropInPath:
+			from = "spec.instance.network"
+		case kubeletconf.ManagerEnvironmentPath, kubeletconf.KubeletEnvironmentPath, kubeletconf.ContainerdEnvironmentPath:
+			from = "spec.instance.environment"
+		}
+		return fmt.Errorf("%s: %s would be %d bytes, more than the %d eksboot reads back at the next boot", from, f.Path, len(f.Data), rootfs.DefaultReadLimit)
+	}
+	return nil
 }
 
 // buildKubeletConfig builds kubelet-config.json for Compute: the template with the

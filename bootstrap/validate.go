@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -160,6 +161,7 @@ func Validate(o Options) (*Config, error) {
 	c.OutpostGiven = o.EnableLocalOutpost != ""
 	c.IPFamilyGiven = o.IPFamily != "" || o.ServiceIPv6CIDR != ""
 
+	checkFlagText(o, bad)
 	c.checkCluster(o, bad)
 	c.checkRuntime(o, bad)
 	c.checkNetwork(o, bad)
@@ -185,6 +187,27 @@ func Validate(o Options) (*Config, error) {
 		return nil, &UsageError{msg: quote.List(problems)}
 	}
 	return c, nil
+}
+
+// textOnlyFlags are the bootstrap.sh flags whose values no grammar of their own
+// checks for control characters: true/false words (anything else is false, as in
+// bootstrap.sh, with a warning that quotes it), a path that is only read, an ID.
+// The other flags' grammars refuse them (names, URLs, addresses, numbers) or say
+// where (--kubelet-extra-args); --b64-cluster-ca may be wrapped and
+// --docker-config-json is ignored.
+var textOnlyFlags = []string{"use-max-pods", "enable-docker-bridge", "enable-local-outpost", "mount-bpf-fs", "containerd-config-file", "cluster-id"}
+
+// checkFlagText refuses a control character in the value of a textOnlyFlags flag,
+// for Validate: no value eksboot takes may hold one.
+func checkFlagText(o Options, bad func(string, ...any)) {
+	for _, f := range bootstrapFlags {
+		if !slices.Contains(textOnlyFlags, f.name) {
+			continue
+		}
+		if err := kubeletconf.CheckText(*f.dst(&o), false); err != nil {
+			bad("--%s: %v", f.name, err)
+		}
+	}
 }
 
 // checkCluster checks the cluster's name, CA and endpoint, bootstrap.sh's true/false

@@ -116,6 +116,10 @@ func TestValidateRejects(t *testing.T) {
 		{"newline in extra args", validArgs(t, "--kubelet-extra-args", "--a=1\nExecStart=/bin/evil"), "--kubelet-extra-args: a line break"},
 		{"NUL in extra args", validArgs(t, "--kubelet-extra-args", "--a=\x00"), "--kubelet-extra-args: control character"},
 		{"outposts", validArgs(t, "--enable-local-outpost", "true"), "--enable-local-outpost true"},
+		{"newline in the containerd config path", validArgs(t, "--containerd-config-file", "/etc/a\n.toml"), "--containerd-config-file: control character U+000A at byte 6 is not allowed"},
+		{"newline in a true/false flag", validArgs(t, "--use-max-pods", "true\n"), "--use-max-pods: control character U+000A at byte 4 is not allowed"},
+		{"escape in a true/false flag", validArgs(t, "--mount-bpf-fs", "\x1b[2Jfalse"), "--mount-bpf-fs: control character U+001B at byte 0 is not allowed"},
+		{"newline in the cluster ID", validArgs(t, "--cluster-id", "a\nb"), "--cluster-id: control character U+000A at byte 1 is not allowed"},
 		{"kubelet version", validArgs(t, "--kubelet-version", "latest"), "--kubelet-version"},
 		{"log format", validArgs(t, "--log-format", "xml"), "--log-format"},
 	}

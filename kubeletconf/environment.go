@@ -20,6 +20,18 @@ const (
 	ContainerdEnvironmentPath = "/etc/systemd/system/containerd.service.d/environment.conf"
 )
 
+// Bounds of spec.instance.environment. execve(2) refuses, with E2BIG, a
+// NAME=value string longer than MAX_ARG_STRLEN (32 pages, 131072 bytes with its
+// NUL), and arguments and environment together beyond a quarter of the stack limit
+// (2 MiB at the usual 8 MiB): the unit would fail at every start. A unit's
+// variables get half of that, leaving room for the kubelet's own flags, which
+// reach it twice (KUBELET_ARGS and KUBELET_EXTRA_ARGS as variables and as
+// arguments). Each line is far below systemd's longest (1 MiB).
+const (
+	MaxEnvironmentVariable = 128<<10 - 1
+	MaxUnitEnvironment     = 1 << 20
+)
+
 // EnvironmentFile is the file of one key of spec.instance.environment.
 type EnvironmentFile struct {
 	// Key is the spec.instance.environment key: "default", "kubelet" or "containerd".
@@ -66,8 +78,24 @@ var environmentKeys = []struct{ key, path, unit string }{
 // depends on its version (older managers keep %% as two characters, newer ones
 // expand specifiers), so no spelling gives every image the same value; nodeadm
 // writes %%, which older systemd passes on as %%.
+//
+// Sizes, so that the units still start: one variable's NAME=value at most
+// MaxEnvironmentVariable bytes, and a unit's variables (default's and its own) at
+// most MaxUnitEnvironment in all.
 func InstanceEnvironment(env map[string]map[string]string) ([]EnvironmentFile, error) {
 	var errs []error
+	total := func(key string) int {
+		n := 0
+		for name, value := range env[key] {
+			n += len(name) + 1 + len(value) + 1
+		}
+		return n
+	}
+	for _, key := range []string{"kubelet", "containerd"} {
+		if n := total("default") + total(key); n > MaxUnitEnvironment {
+			errs = append(errs, fmt.Errorf("spec.instance.environment: %s.service would get %d bytes of variables (default and %s), more than the %d allowed", key, n, key, MaxUnitEnvironment))
+		}
+	}
 	for _, k := range slices.Sorted(maps.Keys(env)) {
 		if !slices.ContainsFunc(environmentKeys, func(e struct{ key, path, unit string }) bool { return e.key == k }) {
 			errs = append(errs, fmt.Errorf("spec.instance.environment.%s: unknown key, want default, kubelet or containerd", k))
@@ -92,6 +120,10 @@ func InstanceEnvironment(env map[string]map[string]string) ([]EnvironmentFile, e
 				}
 				if err := checkEnvValue(value); err != nil {
 					errs = append(errs, fmt.Errorf("%s: %w", field, err))
+					continue
+				}
+				if n := len(name) + 1 + len(value); n > MaxEnvironmentVariable {
+					errs = append(errs, fmt.Errorf("%s: %d bytes, more than the %d a variable may have (Linux's MAX_ARG_STRLEN: the unit's process would not start)", field, n, MaxEnvironmentVariable))
 					continue
 				}
 				if e.unit == "" && strings.Contains(value, "%") {

@@ -1,6 +1,7 @@
 package kubeletconf
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -148,5 +149,30 @@ func TestInstanceEnvironmentErrors(t *testing.T) {
 		if strings.Contains(err.Error(), notWant) {
 			t.Errorf("error %q names valid %s", err, notWant)
 		}
+	}
+}
+
+// TestInstanceEnvironmentBoundsWhatExecveTakes: a variable longer than Linux's
+// MAX_ARG_STRLEN, or more than a unit's share of execve's total, would make the
+// unit fail at every start; it is refused, naming the field.
+func TestInstanceEnvironmentBoundsWhatExecveTakes(t *testing.T) {
+	big := strings.Repeat("x", MaxEnvironmentVariable-len("BIG="))
+	if _, err := InstanceEnvironment(map[string]map[string]string{"kubelet": {"BIG": big}}); err != nil {
+		t.Fatalf("the longest variable: %v", err)
+	}
+	_, err := InstanceEnvironment(map[string]map[string]string{"kubelet": {"BIG": big + "x"}})
+	if want := "spec.instance.environment.kubelet.BIG: 131072 bytes, more than the 131071 a variable may have"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("%v, want %q", err, want)
+	}
+	many := map[string]string{}
+	for i := range 5 {
+		many[fmt.Sprintf("V%d", i)] = strings.Repeat("y", 120<<10)
+	}
+	_, err = InstanceEnvironment(map[string]map[string]string{"default": many, "containerd": many})
+	if want := "spec.instance.environment: containerd.service would get 1228840 bytes of variables (default and containerd), more than the 1048576 allowed"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("%v, want %q", err, want)
+	}
+	if err != nil && strings.Contains(err.Error(), "kubelet.service would get") {
+		t.Errorf("kubelet.service is within its share: %v", err)
 	}
 }
