@@ -24,8 +24,14 @@ demo: build ## Run bin/eksboot end to end on a simulated m5.large, on an AL2023 
 
 .PHONY: test
 test: check check-generated ## gofmt, go vet, golangci-lint, every test (real systemd over D-Bus when root), a short fuzz run.
-	$(NETNS) sh -c 'ip link set lo up 2>/dev/null; CGO_ENABLED=0 exec $(GO) test -count=1 ./...'
+	$(NETNS) sh -c 'ip link set lo up 2>/dev/null; CGO_ENABLED=0 exec $(GO) test -count=1 -skip "^$(TWICE)$$" ./...'
+	@echo "$(TWICE): each hostile NodeConfig booted twice (cmd/eksboot/reboot_test.go)"
+	@set -o pipefail; $(NETNS) sh -c 'ip link set lo up 2>/dev/null; CGO_ENABLED=0 exec $(GO) test -count=1 -v -run "^$(TWICE)$$" ./cmd/eksboot' \
+	  | grep -E '^ +reboot_test.go:[0-9]+: |^(--- FAIL|FAIL|ok)' | sed -E 's/^ +reboot_test.go:[0-9]+: outcome: /  /' | cut -c1-240
 	$(MAKE) --no-print-directory fuzz
+
+# The test whose outcomes make test prints, one line per hostile input.
+TWICE := TestHostileInputsBootTwice
 
 # Fuzz targets as package:Target; each runs for FUZZTIME (go test takes one at a time).
 # FUZZTIME is a number of inputs, not a duration: with a duration, Go 1.26's fuzzing
