@@ -8,6 +8,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/coreos/go-systemd/v22/unit"
+
+	"github.com/eksboot/eksboot/internal/quote"
 )
 
 // Environment variables that the kubelet unit expands in its ExecStart=, and the
@@ -59,7 +61,7 @@ func checkEnvName(name string) error {
 	}
 	for i, r := range name {
 		if r != '_' && !isASCIILetter(r) && (i == 0 || !isASCIIDigit(r)) {
-			return fmt.Errorf("environment variable name %q is invalid: it must be a letter or '_' followed by letters, digits or '_'", name)
+			return fmt.Errorf("environment variable name %s is invalid: it must be a letter or '_' followed by letters, digits or '_'", quote.Value(name))
 		}
 	}
 	return nil

@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"strconv"
 	"time"
+
+	"github.com/eksboot/eksboot/internal/quote"
 )
 
 // Input is everything per-node that goes into kubelet-config.json.
@@ -156,7 +158,7 @@ func (in Input) validate() (Version, error) {
 	}
 	for i, ip := range in.ClusterDNS {
 		if _, err := netip.ParseAddr(ip); err != nil {
-			errs = append(errs, fmt.Errorf("clusterDNS[%d]: %q is not an IP address", i, ip))
+			errs = append(errs, fmt.Errorf("clusterDNS[%d]: %s is not an IP address", i, quote.Value(ip)))
 		}
 	}
 	if in.MaxPods < 1 {

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+
+	"github.com/eksboot/eksboot/internal/quote"
 )
 
 // LocalDisksHelper is the node image's instance-store helper that LocalDisksArgs
@@ -54,13 +56,13 @@ func LocalDisksArgs(strategy, mountPath string, disabled []string) ([]string, er
 	var errs []error
 	mode, ok := localDiskModes[strategy]
 	if !ok {
-		errs = append(errs, fmt.Errorf("spec.instance.localStorage.strategy: %q, want RAID0, RAID10 or Mount", strategy))
+		errs = append(errs, fmt.Errorf("spec.instance.localStorage.strategy: %s, want RAID0, RAID10 or Mount", quote.Value(strategy)))
 	}
 	args := []string{mode}
 	if mountPath != "" {
 		dir, err := checkMountPath(mountPath)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("spec.instance.localStorage.mountPath: %q: %w", mountPath, err))
+			errs = append(errs, fmt.Errorf("spec.instance.localStorage.mountPath: %s: %w", quote.Value(mountPath), err))
 		}
 		args = append(args, "--dir", dir)
 	}
@@ -70,7 +72,7 @@ func LocalDisksArgs(strategy, mountPath string, disabled []string) ([]string, er
 		case d == "SOCI":
 			errs = append(errs, fmt.Errorf("spec.instance.localStorage.disabledMounts[%d]: SOCI: not supported by eksboot yet (see docs/compat.md)", i))
 		case !ok:
-			errs = append(errs, fmt.Errorf("spec.instance.localStorage.disabledMounts[%d]: %q, want Containerd or PodLogs", i, d))
+			errs = append(errs, fmt.Errorf("spec.instance.localStorage.disabledMounts[%d]: %s, want Containerd or PodLogs", i, quote.Value(d)))
 		case !slices.Contains(args, flag):
 			args = append(args, flag)
 		}
