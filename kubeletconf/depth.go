@@ -74,41 +74,16 @@ func (s *tomlScanner) run() error {
 				s.i++
 			}
 		case top.kind == 't' && expectKey && c == '[':
-			// A table header: [a.b] or [[a.b]].
-			s.i++
-			extra := 0
-			if s.i < len(s.doc) && s.doc[s.i] == '[' {
-				s.i++
-				extra = 1 // the array of tables, then its element
-			}
-			n := s.key()
-			top.depth = 1 + n + extra
-			if err := s.check(top.depth); err != nil {
+			if err := s.header(top); err != nil {
 				return err
-			}
-			for s.i < len(s.doc) && s.doc[s.i] == ']' {
-				s.i++
 			}
 			expectKey = false
 		case expectKey && top.kind == 't':
-			start := s.i
-			n := s.key()
-			if s.i == start { // not a key: step over it
-				s.i++
-				continue
-			}
-			expectKey = false
-			if err := s.check(top.depth + n - 1); err != nil {
+			found, err := s.keyValue(top.depth)
+			if err != nil {
 				return err
 			}
-			s.space()
-			if s.i < len(s.doc) && s.doc[s.i] == '=' {
-				s.i++
-			}
-			s.space()
-			if err := s.value(top.depth + n); err != nil {
-				return err
-			}
+			expectKey = !found
 		case top.kind == '[' && (c == '{' || c == '['):
 			// A value inside an array.
 			if err := s.value(top.depth + 1); err != nil {
@@ -127,6 +102,46 @@ func (s *tomlScanner) run() error {
 		}
 	}
 	return nil
+}
+
+// header reads a table header, [a.b] or [[a.b]], and sets the current table's
+// depth.
+func (s *tomlScanner) header(top *tomlFrame) error {
+	s.i++
+	extra := 0
+	if s.i < len(s.doc) && s.doc[s.i] == '[' {
+		s.i++
+		extra = 1 // the array of tables, then its element
+	}
+	top.depth = 1 + s.key() + extra
+	if err := s.check(top.depth); err != nil {
+		return err
+	}
+	for s.i < len(s.doc) && s.doc[s.i] == ']' {
+		s.i++
+	}
+	return nil
+}
+
+// keyValue reads key = value in a table of the given depth, up to the start of a
+// value that is not a container. found is false, and one byte is stepped over,
+// when there is no key at s.i.
+func (s *tomlScanner) keyValue(depth int) (found bool, err error) {
+	start := s.i
+	n := s.key()
+	if s.i == start {
+		s.i++
+		return false, nil
+	}
+	if err := s.check(depth + n - 1); err != nil {
+		return true, err
+	}
+	s.space()
+	if s.i < len(s.doc) && s.doc[s.i] == '=' {
+		s.i++
+	}
+	s.space()
+	return true, s.value(depth + n)
 }
 
 func (s *tomlScanner) pop() {
@@ -184,23 +199,12 @@ func (s *tomlScanner) inlineKeys() error {
 			}
 			continue
 		}
-		start := s.i
-		n := s.key()
-		if s.i == start {
-			s.i++
+		found, err := s.keyValue(s.stack[frame-1].depth)
+		if err != nil {
+			return err
+		}
+		if !found {
 			continue
-		}
-		depth := s.stack[frame-1].depth
-		if err := s.check(depth + n - 1); err != nil {
-			return err
-		}
-		s.space()
-		if s.i < len(s.doc) && s.doc[s.i] == '=' {
-			s.i++
-		}
-		s.space()
-		if err := s.value(depth + n); err != nil {
-			return err
 		}
 		if err := s.scalarsUntil(frame); err != nil {
 			return err

@@ -106,7 +106,7 @@ func TestHostileInputsBootTwice(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("first boot: exit %d\n%.2000s", code, stderr)
 			}
-			var largest, largestPath = 0, ""
+			largest, largestPath := 0, ""
 			for p, body := range first {
 				if len(body) > largest {
 					largest, largestPath = len(body), p
