@@ -22,6 +22,9 @@ func BaseRuntimeSpec(overlay map[string]any) ([]byte, error) {
 	if len(overlay) == 0 {
 		return bytes.Clone(assets.BaseRuntimeSpec), nil
 	}
+	if TreeDepth(overlay) > MaxDepth {
+		return nil, fmt.Errorf("spec.containerd.baseRuntimeSpec: nested more than %d levels deep", MaxDepth)
+	}
 	var spec map[string]any
 	dec := json.NewDecoder(bytes.NewReader(assets.BaseRuntimeSpec))
 	dec.UseNumber() // integers such as 1048576 stay integers

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/coreos/go-systemd/v22/unit"
+
+	"github.com/eksboot/eksboot/internal/quote"
 )
 
 // Node paths of the spec.instance.environment files, nodeadm's: the default
@@ -98,7 +100,7 @@ func InstanceEnvironment(env map[string]map[string]string) ([]EnvironmentFile, e
 	}
 	for _, k := range slices.Sorted(maps.Keys(env)) {
 		if !slices.ContainsFunc(environmentKeys, func(e struct{ key, path, unit string }) bool { return e.key == k }) {
-			errs = append(errs, fmt.Errorf("spec.instance.environment.%s: unknown key, want default, kubelet or containerd", k))
+			errs = append(errs, fmt.Errorf("spec.instance.environment.%s: unknown key, want default, kubelet or containerd", quote.Name(k)))
 		}
 	}
 	files := make([]EnvironmentFile, 0, len(environmentKeys))
@@ -112,7 +114,7 @@ func InstanceEnvironment(env map[string]map[string]string) ([]EnvironmentFile, e
 			}
 			var opts []*unit.UnitOption
 			for _, name := range slices.Sorted(maps.Keys(vars)) {
-				field := "spec.instance.environment." + e.key + "." + name
+				field := "spec.instance.environment." + e.key + "." + quote.Name(name)
 				value := vars[name]
 				if err := checkEnvName(name); err != nil {
 					errs = append(errs, fmt.Errorf("%s: %w", field, err))

@@ -14,6 +14,9 @@ func Overlay(cfg *KubeletConfiguration, overlay map[string]any) (*KubeletConfigu
 	if len(overlay) == 0 {
 		return cfg, nil
 	}
+	if TreeDepth(overlay) > MaxDepth {
+		return nil, fmt.Errorf("nested more than %d levels deep", MaxDepth)
+	}
 	base, err := Marshal(cfg) // only what is set: the round trip adds no zero values
 	if err != nil {
 		return nil, err
