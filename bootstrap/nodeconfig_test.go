@@ -79,7 +79,7 @@ func TestFromNodeConfigErrorsNameSpecFields(t *testing.T) {
 		`spec.cluster.apiServerEndpoint "http://x": the scheme is not https; want an https URL such as https://0123ABCD.gr7.us-west-2.eks.amazonaws.com; ` +
 		`spec.cluster.cidr "10.100.0.0": want the cluster's service CIDR, such as 10.100.0.0/16 or fd00:10:96::/112; ` +
 		"spec.kubelet.flags[0]: a line break at byte 5 is not allowed; put all arguments on one line; " +
-		`spec.kubelet.maxPodsExpression "max_pods +": column 11: Syntax error: mismatched input '<EOF>' expecting {'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}; ` +
+		`spec.kubelet.maxPodsExpression "max_pods +": column 11: the expression ends too early; ` +
 		"want CEL over default_enis, ips_per_eni, max_pods and numbers with + - * / %, == != < <= > >=, && || !, c ? a : b, int() and double(); " +
 		`spec.maxPods.mode "lots": want eni-max-pods, secondary-ip, prefix-delegation or ipv6; ` +
 		`spec.instance.localStorage.strategy: "RAID5", want RAID0, RAID10 or Mount; ` +

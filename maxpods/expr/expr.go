@@ -17,13 +17,15 @@
 //   - no macros (has, all, exists, exists_one, map, filter), no other functions,
 //     no string, list or map operations.
 //
-// The expression is at most MaxLength bytes and 32 levels deep, its cost (cel-go's
-// measure: one unit per operation and variable) at most CostLimit, checked from
-// the parsed expression before anything is evaluated and enforced again while it
-// runs. Integer overflow and division by zero are errors, as CEL defines them.
-// Without macros there are no comprehensions, the only loops in CEL, so an
-// evaluation is one pass over at most MaxLength bytes of expression: there is
-// nothing for a deadline to interrupt.
+// The expression is at most MaxLength bytes and nested at most 32 levels deep (each
+// parenthesis, argument and else branch is a level, and the right operand of a
+// binary operator one more while it is parsed), and its cost at most CostLimit, in cel-go's measure (one unit per
+// operator, function and variable reference; literals, && and || and ?: free;
+// the dearer branch of ?:), checked from the parsed expression before anything is
+// evaluated. Without macros there are no comprehensions, the only loops in CEL,
+// so an evaluation visits each operator at most once and its cost never exceeds
+// the checked one: there is nothing for a deadline to interrupt. Integer overflow
+// and division by zero are errors, as CEL defines them.
 //
 // The result must be a number from 1 to MaxResult. A double result is truncated
 // toward zero, as nodeadm converts it (29.9 gives 29).
@@ -35,11 +37,18 @@
 // (amazon-eks-ami #2777), are unknown names here, and eksboot's table has no
 // memory size to give.
 //
-// Cost: cel-go, with the protobuf runtime it needs, initialises its packages at
-// every start of a binary that links it, expression or not: about 2 ms and 520 KB
-// of allocation before main, and 5.7 MB of stripped binary (measured on
-// eksboot version; see the commit that added cel-go). Building the environment
-// (0.1 ms) and compiling an expression (0.1-0.3 ms) happen only when one is used.
+// The evaluator is this package's own (lang.go), not cel-go: cel-go builds its
+// protobuf descriptors at the package initialisation of every binary that links
+// it, expression or not (about 2 ms of every start of eksboot, 1,900 allocations
+// and 5.7 MB of stripped binary; docs/performance.md). cel-go is the tests'
+// oracle: with the environment this package used to build (CEL's standard
+// library cut down to the operators and functions above, macros off), every
+// expression of a differential fuzz must be accepted by both or refused by both,
+// with the same value or the same error (oracle_test.go). Where cel-go's cut-down
+// environment accepted more, this package refuses it by name: string, bytes,
+// list, map and null literals (which cel-go's == and ?: took), type names as
+// values, and chains nested deeper than cel-go's parser allowed are the only
+// differences, and only the last one accepts more.
 //
 // The package is pure: no disk, no network, no logging. Check is for validating
 // user data before any instance fact is fetched; Evaluate needs the facts in
@@ -52,17 +61,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 	"unicode/utf8"
-
-	"github.com/google/cel-go/cel"
-	"github.com/google/cel-go/checker"
-	"github.com/google/cel-go/common"
-	"github.com/google/cel-go/common/env"
-	"github.com/google/cel-go/common/operators"
-	"github.com/google/cel-go/common/overloads"
-	"github.com/google/cel-go/common/types"
-	"github.com/google/cel-go/common/types/ref"
 
 	"github.com/eksboot/eksboot/maxpods"
 )
@@ -159,46 +158,43 @@ func Check(expression string) error {
 // toward zero). The error is one line naming Field, the facts when they matter,
 // and what is allowed.
 func Evaluate(expression string, vars Vars) (int32, error) {
-	prg, err := compile(expression)
+	n, err := compile(expression)
 	if err != nil {
 		return 0, err
 	}
-	in := make(map[string]any, len(variables))
-	for _, x := range variables {
-		in[x.name] = int64(x.get(vars))
+	var in [3]int64
+	for i, x := range variables {
+		in[i] = int64(x.get(vars))
 	}
-	out, _, err := prg.Eval(in)
-	if err != nil {
-		return 0, fail(expression, "with %s: %s; want a whole number of pods from 1 to %d", vars, oneLine(err.Error()), MaxResult)
-	}
-	n, err := result(out)
+	out, err := eval(n, &in)
 	if err != nil {
 		return 0, fail(expression, "with %s: %v; want a whole number of pods from 1 to %d", vars, err, MaxResult)
 	}
-	return n, nil
+	r, err := result(out)
+	if err != nil {
+		return 0, fail(expression, "with %s: %v; want a whole number of pods from 1 to %d", vars, err, MaxResult)
+	}
+	return r, nil
 }
 
 // result converts an evaluation's value to max pods: an int, a uint or a double
 // (truncated toward zero, as CEL's int() and nodeadm do) from 1 to MaxResult.
-func result(v ref.Val) (int32, error) {
+func result(v value) (int32, error) {
 	var n int64
-	switch x := v.(type) {
-	case types.Int:
-		n = int64(x)
-	case types.Uint:
-		if uint64(x) > MaxResult {
-			return 0, fmt.Errorf("the result %du is more than %d", uint64(x), MaxResult)
+	switch v.t {
+	case tInt:
+		n = v.i
+	case tUint:
+		if v.u > MaxResult {
+			return 0, fmt.Errorf("the result %du is more than %d", v.u, MaxResult)
 		}
-		n = int64(x)
-	case types.Double:
-		c := x.ConvertToType(types.IntType)
-		i, ok := c.(types.Int)
-		if !ok {
-			return 0, fmt.Errorf("the result %v is not a whole number in range", float64(x))
+		n = int64(v.u)
+	default: // a double: the checker let no other type through
+		i, err := doubleToInt(v.d)
+		if err != nil {
+			return 0, fmt.Errorf("the result %v is not a whole number in range", v.d)
 		}
-		n = int64(i)
-	default:
-		return 0, fmt.Errorf("the result is a %s, not a number", v.Type().TypeName())
+		n = i
 	}
 	if n < 1 || n > MaxResult {
 		return 0, fmt.Errorf("the result is %d", n)
@@ -206,105 +202,26 @@ func result(v ref.Val) (int32, error) {
 	return int32(n), nil
 }
 
-// compile parses and checks expression in the cut-down environment and bounds its
-// cost, returning the program to run.
-func compile(expression string) (cel.Program, error) {
+// compile parses and checks expression in the cut-down language and bounds its
+// cost, returning the checked tree to evaluate.
+func compile(expression string) (*node, error) {
 	switch {
 	case strings.TrimSpace(expression) == "":
 		return nil, fail(expression, "is empty; %s", want())
 	case len(expression) > MaxLength:
 		return nil, fail(expression, "is %d bytes long, more than %d", len(expression), MaxLength)
 	}
-	e, err := environment()
+	n, err := parse(expression)
 	if err != nil {
-		return nil, fmt.Errorf("%s: building the CEL environment: %w", Field, err)
+		return nil, fail(expression, "%v; %s", err, want())
 	}
-	ast, iss := e.Compile(expression)
-	if err := iss.Err(); err != nil {
-		return nil, fail(expression, "%s; %s", issues(iss.Errors()), want())
+	if n.t == tBool {
+		return nil, fail(expression, "gives a %s, not a number; %s", n.t, want())
 	}
-	switch t := ast.OutputType(); {
-	case t.IsExactType(types.IntType), t.IsExactType(types.UintType), t.IsExactType(types.DoubleType):
-	default:
-		return nil, fail(expression, "gives a %s, not a number; %s", t, want())
+	if n.cost > CostLimit {
+		return nil, fail(expression, "costs up to %d to evaluate, more than %d: write a shorter expression", n.cost, CostLimit)
 	}
-	est, err := e.EstimateCost(ast, noSizes{})
-	if err != nil {
-		return nil, fail(expression, "estimating its cost: %v", err)
-	}
-	if est.Max > CostLimit {
-		return nil, fail(expression, "costs up to %d to evaluate, more than %d: write a shorter expression", est.Max, CostLimit)
-	}
-	prg, err := e.Program(ast, cel.CostLimit(CostLimit))
-	if err != nil {
-		return nil, fail(expression, "%s", oneLine(err.Error()))
-	}
-	return prg, nil
-}
-
-// environment is the cut-down CEL environment, built once on first use: a boot
-// without an expression never builds it.
-var environment = sync.OnceValues(newEnvironment)
-
-// newEnvironment builds the cut-down CEL environment.
-func newEnvironment() (*cel.Env, error) {
-	opts := []cel.EnvOption{
-		cel.StdLib(cel.StdLibSubset(subset())),
-		cel.ParserExpressionSizeLimit(MaxLength),
-		cel.ParserRecursionLimit(maxDepth),
-	}
-	for _, x := range variables {
-		opts = append(opts, cel.Variable(x.name, cel.IntType))
-	}
-	return cel.NewCustomEnv(opts...)
-}
-
-// subset is the part of CEL's standard library an expression may use: the
-// numeric overloads of the arithmetic and comparison operators, logic, the
-// conditional, int() and double() of numbers, and no macros.
-func subset() *env.LibrarySubset {
-	fn := func(name string, ids ...string) *env.Function {
-		o := make([]*env.Overload, len(ids))
-		for i, id := range ids {
-			o[i] = &env.Overload{ID: id}
-		}
-		return env.NewFunction(name, o...)
-	}
-	// Numbers of one type only: nodeadm's environment, like CEL's default, has no
-	// comparison across numeric types (CrossTypeNumericComparisons).
-	numeric := func(op string) []string {
-		return []string{op + "_int64", op + "_uint64", op + "_double"}
-	}
-	return env.NewLibrarySubset().SetDisableMacros(true).AddIncludedFunctions(
-		fn(operators.Add, numeric("add")...),
-		fn(operators.Subtract, numeric("subtract")...),
-		fn(operators.Multiply, numeric("multiply")...),
-		fn(operators.Divide, numeric("divide")...),
-		fn(operators.Modulo, overloads.ModuloInt64, overloads.ModuloUint64),
-		fn(operators.Negate, overloads.NegateInt64, overloads.NegateDouble),
-		fn(operators.Less, numeric("less")...),
-		fn(operators.LessEquals, numeric("less_equals")...),
-		fn(operators.Greater, numeric("greater")...),
-		fn(operators.GreaterEquals, numeric("greater_equals")...),
-		fn(operators.Equals),
-		fn(operators.NotEquals),
-		fn(operators.LogicalAnd),
-		fn(operators.LogicalOr),
-		fn(operators.LogicalNot),
-		fn(operators.Conditional),
-		fn(overloads.TypeConvertInt, overloads.IntToInt, overloads.UintToInt, overloads.DoubleToInt),
-		fn(overloads.TypeConvertDouble, overloads.DoubleToDouble, overloads.IntToDouble, overloads.UintToDouble),
-	)
-}
-
-// noSizes is the cost estimator of an environment with no variable-sized values:
-// cel-go's own estimates apply to everything.
-type noSizes struct{}
-
-func (noSizes) EstimateSize(checker.AstNode) *checker.SizeEstimate { return nil }
-
-func (noSizes) EstimateCallCost(string, string, *checker.AstNode, []checker.AstNode) *checker.CallEstimate {
-	return nil
+	return n, nil
 }
 
 // want says what an expression may contain, for errors.
@@ -315,51 +232,6 @@ func want() string {
 	}
 	return "want CEL over " + strings.Join(names, ", ") +
 		" and numbers with + - * / %, == != < <= > >=, && || !, c ? a : b, int() and double()"
-}
-
-// issues joins CEL's compile errors into one line, each with its column, with
-// undeclared names and missing overloads said plainly.
-func issues(errs []*common.Error) string {
-	f := make([]string, 0, len(errs))
-	for _, e := range errs {
-		msg := oneLine(e.Message)
-		if rest, ok := strings.CutPrefix(msg, "undeclared reference to '"); ok {
-			if name, _, ok := strings.Cut(rest, "'"); ok {
-				msg = "unknown name " + strconv.Quote(name)
-				if d, ok := operator(name); ok {
-					msg = d + " is not allowed"
-				}
-			}
-		} else if rest, ok := strings.CutPrefix(msg, "found no matching overload for '"); ok {
-			if name, args, ok := strings.Cut(rest, "' applied to '"); ok {
-				d, ok := operator(name)
-				if !ok {
-					d = name + "()"
-				}
-				msg = d + " does not take " + strings.TrimSuffix(args, "'")
-			}
-		}
-		if c := e.Location.Column(); c >= 0 {
-			msg = fmt.Sprintf("column %d: %s", c+1, msg)
-		}
-		f = append(f, msg)
-	}
-	return strings.Join(f, ", ")
-}
-
-// operator returns how an operator's function name is written in an expression:
-// "<" for "_<_", "indexing" for "_[_]"; false for a name that is no operator.
-func operator(name string) (string, bool) {
-	switch name {
-	case operators.Index, operators.OptIndex:
-		return "indexing", true
-	case operators.Conditional:
-		return "?:", true
-	}
-	if d, ok := operators.FindReverse(name); ok && d != "" {
-		return d, true
-	}
-	return "", false
 }
 
 // fail returns an error naming Field and an excerpt of the expression.
@@ -378,9 +250,4 @@ func excerpt(s string) string {
 		i--
 	}
 	return strconv.Quote(s[:i]) + "..."
-}
-
-// oneLine folds a message onto one line.
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
 }

@@ -83,26 +83,26 @@ func TestCheckRejectsWhatIsNotAMaxPodsExpression(t *testing.T) {
 		{"unknown variable (nodeadm's test)", "99 - fake_variable", `spec.kubelet.maxPodsExpression "99 - fake_variable": column 6: unknown name "fake_variable"` + wantLanguage},
 		{"a later nodeadm variable", "vcpus * 10", `spec.kubelet.maxPodsExpression "vcpus * 10": column 1: unknown name "vcpus"` + wantLanguage},
 		{"a bool (nodeadm's test)", "true", `spec.kubelet.maxPodsExpression "true": gives a bool, not a number` + wantLanguage},
-		{"a string", `"42"`, `spec.kubelet.maxPodsExpression "\"42\"": gives a string, not a number` + wantLanguage},
-		{"a list", "[1, 2]", `spec.kubelet.maxPodsExpression "[1, 2]": gives a list(int), not a number` + wantLanguage},
+		{"a string", `"42"`, `spec.kubelet.maxPodsExpression "\"42\"": column 1: strings are not allowed` + wantLanguage},
+		{"a list", "[1, 2]", `spec.kubelet.maxPodsExpression "[1, 2]": column 1: lists and indexing are not allowed` + wantLanguage},
 		{"int plus double", "max_pods + 0.5", `spec.kubelet.maxPodsExpression "max_pods + 0.5": column 10: + does not take (int, double)` + wantLanguage},
 		{"int compared with double, as in nodeadm", "max_pods > 57.5 ? 1 : 2", `spec.kubelet.maxPodsExpression "max_pods > 57.5 ? 1 : 2": column 10: > does not take (int, double)` + wantLanguage},
 		{"branches of two types", "max_pods > 1 ? 1 : 2.0", `spec.kubelet.maxPodsExpression "max_pods > 1 ? 1 : 2.0": column 14: ?: does not take (bool, int, double)` + wantLanguage},
-		{"string comparison", "'a' < 'b' ? 1 : 2", `spec.kubelet.maxPodsExpression "'a' < 'b' ? 1 : 2": column 5: < does not take (string, string)` + wantLanguage},
-		{"string concatenation", "'a' + 'b'", `spec.kubelet.maxPodsExpression "'a' + 'b'": column 5: + does not take (string, string)` + wantLanguage},
-		{"int of a string", "int('5')", `spec.kubelet.maxPodsExpression "int('5')": column 4: int() does not take (string)` + wantLanguage},
-		{"a string function", "size('abc')", `spec.kubelet.maxPodsExpression "size('abc')": column 5: unknown name "size"` + wantLanguage},
-		{"a method", "max_pods.size()", `spec.kubelet.maxPodsExpression "max_pods.size()": column 14: unknown name "size"` + wantLanguage},
-		{"a regular expression", "'x'.matches('x') ? 1 : 2", `spec.kubelet.maxPodsExpression "'x'.matches('x') ? 1 : 2": column 12: unknown name "matches"` + wantLanguage},
-		{"a timestamp", "timestamp('2020-01-01T00:00:00Z')", `spec.kubelet.maxPodsExpression "timestamp('2020-01-01T00:00:00Z')": column 10: unknown name "timestamp"` + wantLanguage},
+		{"string comparison", "'a' < 'b' ? 1 : 2", `spec.kubelet.maxPodsExpression "'a' < 'b' ? 1 : 2": column 1: strings are not allowed` + wantLanguage},
+		{"string concatenation", "'a' + 'b'", `spec.kubelet.maxPodsExpression "'a' + 'b'": column 1: strings are not allowed` + wantLanguage},
+		{"int of a string", "int('5')", `spec.kubelet.maxPodsExpression "int('5')": column 5: strings are not allowed` + wantLanguage},
+		{"a string function", "size('abc')", `spec.kubelet.maxPodsExpression "size('abc')": column 6: strings are not allowed` + wantLanguage},
+		{"a method", "max_pods.size()", `spec.kubelet.maxPodsExpression "max_pods.size()": column 9: fields and methods are not allowed` + wantLanguage},
+		{"a regular expression", "'x'.matches('x') ? 1 : 2", `spec.kubelet.maxPodsExpression "'x'.matches('x') ? 1 : 2": column 1: strings are not allowed` + wantLanguage},
+		{"a timestamp", "timestamp('2020-01-01T00:00:00Z')", `spec.kubelet.maxPodsExpression "timestamp('2020-01-01T00:00:00Z')": column 11: strings are not allowed` + wantLanguage},
 		{"dyn", "dyn(1)", `spec.kubelet.maxPodsExpression "dyn(1)": column 4: unknown name "dyn"` + wantLanguage},
 		{"min is not CEL's", "min(max_pods, 30)", `spec.kubelet.maxPodsExpression "min(max_pods, 30)": column 4: unknown name "min"` + wantLanguage},
-		{"a macro", "has(a.b) ? 1 : 2", `spec.kubelet.maxPodsExpression "has(a.b) ? 1 : 2": column 4: unknown name "has", column 5: unknown name "a"` + wantLanguage},
-		{"a comprehension", "[1].all(x, x > 0) ? 1 : 2", `spec.kubelet.maxPodsExpression "[1].all(x, x > 0) ? 1 : 2": column 8: unknown name "all", column 9: unknown name "x", column 12: unknown name "x"` + wantLanguage},
-		{"indexing", "[1, 2][0]", `spec.kubelet.maxPodsExpression "[1, 2][0]": column 7: indexing is not allowed` + wantLanguage},
+		{"a macro", "has(a.b) ? 1 : 2", `spec.kubelet.maxPodsExpression "has(a.b) ? 1 : 2": column 4: unknown name "has"` + wantLanguage},
+		{"a comprehension", "[1].all(x, x > 0) ? 1 : 2", `spec.kubelet.maxPodsExpression "[1].all(x, x > 0) ? 1 : 2": column 1: lists and indexing are not allowed` + wantLanguage},
+		{"indexing", "[1, 2][0]", `spec.kubelet.maxPodsExpression "[1, 2][0]": column 1: lists and indexing are not allowed` + wantLanguage},
 		{"in", "1 in [1] ? 1 : 2", `spec.kubelet.maxPodsExpression "1 in [1] ? 1 : 2": column 3: in is not allowed` + wantLanguage},
-		{"syntax", "(max_pods + ", `spec.kubelet.maxPodsExpression "(max_pods + ": column 13: Syntax error: mismatched input '<EOF>' expecting {'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}` + wantLanguage},
-		{"too deep", nested, `spec.kubelet.maxPodsExpression "((((((((((((((((((((((((((((((((((((((((1)))))))))))))))))))"...: expression recursion limit exceeded: 32` + wantLanguage},
+		{"syntax", "(max_pods + ", `spec.kubelet.maxPodsExpression "(max_pods + ": column 13: the expression ends too early` + wantLanguage},
+		{"too deep", nested, `spec.kubelet.maxPodsExpression "((((((((((((((((((((((((((((((((((((((((1)))))))))))))))))))"...: column 33: nested more than 32 levels deep` + wantLanguage},
 		{"too long", strings.Repeat("1+", 512) + "1", `spec.kubelet.maxPodsExpression "1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+1+"...: is 1025 bytes long, more than 1024`},
 		{"too costly", costly, `spec.kubelet.maxPodsExpression "((1+1+1+1+1+1+1+1+1+1)+(1+1+1+1+1+1+1+1+1+1)+(1+1+1+1+1+1+1+"...: costs up to 399 to evaluate, more than 256: write a shorter expression`},
 	} {
@@ -247,36 +247,9 @@ func TestVarsString(t *testing.T) {
 	}
 }
 
-func TestNodeadmsLongestExpressionCostsWhatTheDocSays(t *testing.T) {
-	e, err := environment()
-	if err != nil {
-		t.Fatal(err)
-	}
-	const longest = "((default_enis * ((ips_per_eni * 16) - 1)) + 2) < 30 ? ((default_enis * ((ips_per_eni * 16) - 1)) + 2) : 30"
-	ast, iss := e.Compile(longest)
-	if iss.Err() != nil {
-		t.Fatal(iss.Err())
-	}
-	est, err := e.EstimateCost(ast, noSizes{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if est.Max != 13 {
-		t.Errorf("cost of nodeadm's longest tested expression = %d..%d, want at most 13 (the package doc says so)", est.Min, est.Max)
-	}
-}
-
 func BenchmarkEvaluate(b *testing.B) {
 	for b.Loop() {
 		if _, err := Evaluate("((default_enis - 1) * (ips_per_eni - 1)) + 2", m4xlarge); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-func BenchmarkNewEnvironment(b *testing.B) {
-	for b.Loop() {
-		if _, err := newEnvironment(); err != nil {
 			b.Fatal(err)
 		}
 	}
