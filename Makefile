@@ -141,7 +141,7 @@ check-generated: ## Fail when a generated file is stale (make generate refreshes
 BENCH_RUNS ?= 50
 
 .PHONY: bench
-bench: build ## Benchmarks (docs/performance.md): table lookup with ratios, renderers, the pipeline, the whole process.
+bench: build ## Benchmarks (docs/performance.md): table lookup with ratios, renderers, the pipeline, the whole process and its accounting.
 	@set -o pipefail; CGO_ENABLED=0 $(GO) test -run '^$$' -bench '^BenchmarkLookup$$' -benchmem -count=1 ./maxpods | awk ' \
 	  { print } \
 	  $$1 ~ /^BenchmarkLookup\// { split($$1, p, "/"); sub(/-[0-9]+$$/, "", p[2]); ns[p[2]] = $$3; allocs[p[2]] = $$7 } \
@@ -154,6 +154,8 @@ bench: build ## Benchmarks (docs/performance.md): table lookup with ratios, rend
 	$(NETNS) sh -c 'ip link set lo up 2>/dev/null; CGO_ENABLED=0 exec $(GO) test -run "^$$" -bench "^(BenchmarkRender|BenchmarkRun)$$" -benchmem -count=1 ./kubeletconf ./bootstrap'
 	@printf '\nwhole process, $(BENCH_RUNS) runs of $(BIN) per command:\n'
 	$(NETNS) sh -c 'ip link set lo up 2>/dev/null; EKSBOOT_BENCH_BINARY=$(CURDIR)/$(BIN) CGO_ENABLED=0 exec $(GO) test -run "^$$" -bench "^BenchmarkProcess$$" -benchtime=$(BENCH_RUNS)x -benchmem -count=1 ./cmd/eksboot'
+	@printf '\nwhole-process accounting, $(BENCH_RUNS) interleaved rounds of $(BIN) and the floors, roots on tmpfs and in TMPDIR:\n'
+	$(NETNS) sh -c 'ip link set lo up 2>/dev/null; EKSBOOT_BENCH_BINARY=$(CURDIR)/$(BIN) CGO_ENABLED=0 exec $(GO) test -run "^$$" -bench "^BenchmarkStartup$$" -benchtime=$(BENCH_RUNS)x -count=1 ./cmd/eksboot'
 
 # bench-ext4: BenchmarkProcess with its roots on a fresh, journaled ext4 (a 2 GiB image
 # under /tmp, loop-mounted), as a new node's root volume is: /tmp itself may be a
