@@ -11,8 +11,6 @@ import (
 	"net/http"
 	"strings"
 	"syscall"
-
-	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // criVersionMethod is CRI's RuntimeService.Version (k8s.io/cri-api, runtime/v1).
@@ -20,9 +18,12 @@ const criVersionMethod = "/runtime.v1.RuntimeService/Version"
 
 // GRPCCRI asks the runtime's CRI socket its version: one unary gRPC call, HTTP/2
 // without TLS over the unix socket (Go's own HTTP/2), its messages encoded with
-// protowire. The VersionRequest is empty and the answer's fields are strings 1-4
-// (version, runtime_name, runtime_version, runtime_api_version); a gRPC client and
-// the CRI API's generated code would add megabytes to the binary for this one call.
+// a small reader of protobuf's wire format (wire.go). The VersionRequest is empty and
+// the answer's fields are strings 1-4 (version, runtime_name, runtime_version,
+// runtime_api_version); a gRPC client and the CRI API's generated code would add
+// megabytes to the binary for this one call, and even protobuf's protowire package
+// brings an init that opens and reads the executable at every start of eksboot
+// (google.golang.org/protobuf/internal/detrand).
 type GRPCCRI struct{}
 
 // Version implements CRI.
@@ -80,31 +81,31 @@ func (GRPCCRI) Version(ctx context.Context, sock string) (CRIVersion, error) {
 func parseVersionResponse(b []byte) (CRIVersion, error) {
 	var v CRIVersion
 	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
+		num, typ, n := consumeTag(b)
 		if n < 0 {
-			return v, protowire.ParseError(n)
+			return v, errWire
 		}
 		b = b[n:]
-		if typ != protowire.BytesType {
-			n = protowire.ConsumeFieldValue(num, typ, b)
+		if typ != wireBytes {
+			n = consumeFieldValue(num, typ, b, 0)
 			if n < 0 {
-				return v, protowire.ParseError(n)
+				return v, errWire
 			}
 			b = b[n:]
 			continue
 		}
-		s, n := protowire.ConsumeString(b)
+		s, n := consumeBytes(b)
 		if n < 0 {
-			return v, protowire.ParseError(n)
+			return v, errWire
 		}
 		b = b[n:]
 		switch num {
 		case 2:
-			v.RuntimeName = s
+			v.RuntimeName = string(s)
 		case 3:
-			v.RuntimeVersion = s
+			v.RuntimeVersion = string(s)
 		case 4:
-			v.RuntimeAPIVersion = s
+			v.RuntimeAPIVersion = string(s)
 		}
 	}
 	if v.RuntimeName == "" {
