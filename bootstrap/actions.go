@@ -65,7 +65,7 @@ func Actions(n *Node, changes []rootfs.Change) []Action {
 	}
 	acts = append(acts, Action{"enable", "kubelet.service"})
 	kubelet := containerd
-	for _, p := range []string{pathCA, pathKubeconfig, pathKubeletConfig, pathKubeletUnit, pathArgsDropIn, pathExtraArgsDropIn, pathSandboxUnit, pathCredentialConfig, kubeletconf.KubeletEnvironmentPath} {
+	for _, p := range []string{pathCA, pathKubeconfig, pathBootstrapKubeconfig, pathKubeletConfig, pathKubeletUnit, pathArgsDropIn, pathExtraArgsDropIn, pathSandboxUnit, pathCredentialConfig, kubeletconf.KubeletEnvironmentPath} {
 		kubelet = kubelet || changed[p]
 	}
 	if kubelet {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/eksboot/eksboot/eksapi"
 	"github.com/eksboot/eksboot/imds"
+	"github.com/eksboot/eksboot/internal/quote"
 	"github.com/eksboot/eksboot/rootfs"
 )
 
@@ -82,7 +83,8 @@ func discoverCluster(ctx context.Context, c *Config, f *Facts, env *Env, imdsEnd
 	f.Warnings = append(f.Warnings, warnings...)
 	f.ClusterCache = &rootfs.File{Path: path, Data: data, Mode: 0o600, Secret: true}
 	log.Info("cluster discovered", zap.String("source", source), zap.String("endpoint", c.APIServerEndpoint),
-		zap.String("ipFamily", c.IPFamily), zap.Stringer("serviceIPv4CIDR", c.ServiceIPv4CIDR), zap.Stringer("serviceIPv6CIDR", c.ServiceIPv6CIDR))
+		zap.String("ipFamily", c.IPFamily), zap.Stringer("serviceIPv4CIDR", c.ServiceIPv4CIDR), zap.Stringer("serviceIPv6CIDR", c.ServiceIPv6CIDR),
+		zap.Bool("localOutpost", c.LocalOutpost), zap.String("clusterID", c.ClusterID))
 	return nil
 }
 
@@ -184,13 +186,25 @@ func discoveryError(ctx context.Context, c *Config, region string, err error) er
 // the endpoint replace the flags (both, even when one was given); the service CIDRs
 // replace the flags (an absent one unsets it); the IP family is used only when
 // neither --ip-family nor --service-ipv6-cidr was given; a cluster ID replaces
-// --cluster-id. A local cluster on AWS Outposts is an error unless
-// --enable-local-outpost was given (eksboot does not support that mode). It returns
-// warnings for flag values that were replaced by different ones.
+// --cluster-id. A cluster with an Outpost ARN is a local cluster unless
+// --enable-local-outpost was given (the flag wins, as in bootstrap.sh); a local
+// cluster needs an ID. It returns warnings for flag values that were replaced by
+// different ones.
 func applyCluster(c *Config, cl *eksapi.Cluster) ([]string, error) {
 	var warnings []string
-	if cl.OutpostARN != "" && !c.OutpostGiven {
-		return nil, fmt.Errorf("a local cluster on AWS Outposts (%s), which eksboot does not support yet (see docs/compat.md)", cl.OutpostARN)
+	local := c.LocalOutpost
+	if !c.OutpostGiven {
+		local = cl.OutpostARN != ""
+	}
+	id := c.ClusterID
+	if cl.ID != "" {
+		if !isClusterID(cl.ID) {
+			return nil, fmt.Errorf("id %s: not a cluster ID", quote.Value(cl.ID))
+		}
+		id = cl.ID
+	}
+	if local && id == "" {
+		return nil, errors.New("a local cluster on AWS Outposts needs its ID, and the answer has none: pass --cluster-id")
 	}
 	ca, err := decodeCA(cl.CAData)
 	if err != nil {
@@ -237,9 +251,7 @@ func applyCluster(c *Config, cl *eksapi.Cluster) ([]string, error) {
 		}
 	}
 	c.CA, c.APIServerEndpoint, c.ServiceIPv4CIDR, c.ServiceIPv6CIDR, c.IPFamily = ca, cl.Endpoint, v4, v6, family
-	if cl.ID != "" {
-		c.ClusterID = cl.ID
-	}
+	c.ClusterID, c.LocalOutpost = id, local
 	return warnings, nil
 }
 

@@ -62,6 +62,12 @@ func runIn(t *testing.T, c goldencase.Case, dir string, eks *eksapitest.Server, 
 // before the run.
 func runInWith(t *testing.T, c goldencase.Case, dir string, eks *eksapitest.Server, prep func(*goldencase.Fakes), extra ...string) (*observer.ObservedLogs, error) {
 	t.Helper()
+	return runInEnv(t, c, dir, eks, prep, nil, extra...)
+}
+
+// runInEnv is runInWith with a hook that may change the run's environment.
+func runInEnv(t *testing.T, c goldencase.Case, dir string, eks *eksapitest.Server, prep func(*goldencase.Fakes), hook func(*Env), extra ...string) (*observer.ObservedLogs, error) {
+	t.Helper()
 	fakes := c.StartFor(t)
 	if prep != nil {
 		prep(fakes)
@@ -82,6 +88,9 @@ func runInWith(t *testing.T, c goldencase.Case, dir string, eks *eksapitest.Serv
 	env.Getenv = func(k string) string { return c.Env[k] }
 	env.DNSNameAttempts, env.DNSNameInterval = 1, 0
 	env.Discovery = fastDiscovery
+	if hook != nil {
+		hook(env)
+	}
 	return logs, runOptions(context.Background(), o, env)
 }
 
@@ -185,7 +194,7 @@ func TestDiscovery(t *testing.T) {
 		},
 		{name: "outposts", calls: 1, setup: func(_ *eksapitest.Server, cl *eksapitest.Cluster) {
 			cl.OutpostARN = "arn:aws:outposts:us-west-2:111122223333:outpost/op-0123"
-		}, wantErr: []string{`cluster "demo" in us-west-2 (from eks:DescribeCluster): a local cluster on AWS Outposts`}},
+		}, wantErr: []string{`cluster "demo" in us-west-2 (from eks:DescribeCluster): a local cluster on AWS Outposts needs its ID, and the answer has none: pass --cluster-id`}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -65,6 +65,11 @@ type Env struct {
 	// PrivateDnsName (bootstrap.sh's PRIVATE_DNS_NAME_MAX_ATTEMPTS and _ATTEMPT_INTERVAL).
 	DNSNameAttempts int
 	DNSNameInterval time.Duration
+	// HostLookupAttempts and HostLookupInterval bound the retries while a local
+	// cluster's API server name does not resolve (outpost.go; zero attempts: the
+	// default, 3).
+	HostLookupAttempts int
+	HostLookupInterval time.Duration
 	// OnStep, when set, is told as each step of the run starts and ends: how the
 	// CLI knows where a stop signal found the run. It must not block.
 	OnStep func(StepEvent)
@@ -163,6 +168,9 @@ func DefaultEnv(root *rootfs.Root, log *zap.Logger, stdout, stderr io.Writer) *E
 		KubeletSettle:   envDuration(os.Getenv("EKSBOOT_KUBELET_SETTLE"), DefaultKubeletSettle),
 		DNSNameAttempts: envInt(os.Getenv("PRIVATE_DNS_NAME_MAX_ATTEMPTS"), 20) + 1,
 		DNSNameInterval: time.Duration(envInt(os.Getenv("PRIVATE_DNS_NAME_ATTEMPT_INTERVAL"), 6)) * time.Second,
+
+		HostLookupAttempts: defaultHostLookupAttempts,
+		HostLookupInterval: defaultHostLookupInterval,
 	}
 }
 

@@ -86,6 +86,9 @@ type Facts struct {
 	ContainerdTemplateSource string
 	// SandboxImageUnit is the AMI's sandbox-image.service, nil when the AMI has none.
 	SandboxImageUnit []byte
+	// APIServerHosts is the API server's resolved addresses and the node's
+	// /etc/hosts, on a local cluster on AWS Outposts (nil otherwise).
+	APIServerHosts *APIServerHosts
 	// ClusterCache is the cache of the discovered cluster, written with the other
 	// files; nil when --b64-cluster-ca and --apiserver-endpoint were both given.
 	ClusterCache *rootfs.File
@@ -148,6 +151,19 @@ func gatherFacts(ctx context.Context, c *Config, env *Env) (*Facts, error) {
 	}
 	if err := discoverCluster(ctx, c, f, env, endpoint); err != nil {
 		return nil, err
+	}
+	if c.LocalOutpost {
+		if c.ClusterID == "" { // FromFlags and FromNodeConfig check it when there is no discovery
+			return nil, &UsageError{msg: "a local cluster on AWS Outposts needs its ID: pass --cluster-id (spec.cluster.id)"}
+		}
+		if f.APIServerHosts, err = resolveAPIServer(ctx, c, env); err != nil {
+			return nil, err
+		}
+		if h := f.APIServerHosts; h.AtBoot {
+			env.Log.Info("local cluster: the API server's addresses are resolved at boot and added to /etc/hosts", zap.String("host", h.Host))
+		} else if h.Host != "" {
+			env.Log.Info("local cluster: the API server's addresses for /etc/hosts", zap.String("host", h.Host), zap.Strings("addresses", h.Addrs))
+		}
 	}
 
 	// The EC2 client (and the instance profile's credentials) only when a call needs

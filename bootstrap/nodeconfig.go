@@ -33,7 +33,7 @@ func FromNodeConfig(nc *nodeconfig.NodeConfig, s Settings) (*Config, error) {
 	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 	unsupported := func(field string) { bad("%s: not supported by eksboot yet (see docs/compat.md)", field) }
 	sp := nc.Spec
-	c.fromCluster(sp.Cluster, bad, unsupported)
+	c.fromCluster(sp.Cluster, bad)
 	fields := c.fromKubelet(sp.Kubelet, bad)
 	c.fromMaxPods(sp.MaxPods, fields, bad)
 	c.fromInstance(sp, bad, unsupported)
@@ -56,7 +56,7 @@ func FromFlags(args []string, getenv func(string) string) (c *Config, help bool,
 }
 
 // fromCluster reads spec.cluster, for FromNodeConfig.
-func (c *Config) fromCluster(cl nodeconfig.Cluster, bad func(string, ...any), unsupported func(string)) {
+func (c *Config) fromCluster(cl nodeconfig.Cluster, bad func(string, ...any)) {
 	c.ClusterName, c.ClusterID = cl.Name, cl.ID
 	if cl.Name == "" {
 		bad("spec.cluster.name: required field missing")
@@ -64,10 +64,14 @@ func (c *Config) fromCluster(cl nodeconfig.Cluster, bad func(string, ...any), un
 		bad("spec.cluster.name %s is not a cluster name: 1-100 letters, digits, '-' or '_', starting with a letter or digit", quote.Value(cl.Name))
 	}
 	if cl.EnableOutpost != nil {
-		c.OutpostGiven = true
-		if *cl.EnableOutpost {
-			unsupported("spec.cluster.enableOutpost")
-		}
+		c.OutpostGiven, c.LocalOutpost = true, *cl.EnableOutpost
+	}
+	switch {
+	case cl.ID != "" && !isClusterID(cl.ID):
+		bad("spec.cluster.id %s is not a cluster ID: 1-100 letters, digits, '-' or '_', starting with a letter or digit (a local cluster's ID, such as 51eaebb5-7e52-4e71-baba-e98a6314b10e)", quote.Value(cl.ID))
+	case c.LocalOutpost && cl.ID == "":
+		// nodeadm's validation: "cluster ID must be provided for outposts".
+		bad("spec.cluster.id: required when spec.cluster.enableOutpost is true (the kubelet's bootstrap token names a local cluster by its ID)")
 	}
 	if cl.CertificateAuthority != "" {
 		var err error

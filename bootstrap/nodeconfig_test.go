@@ -74,7 +74,7 @@ func TestFromNodeConfigErrorsNameSpecFields(t *testing.T) {
 	_, err := FromNodeConfig(nc, DefaultSettings())
 	// Ten problems are listed, and the count of the rest (one readable line).
 	want := `spec.cluster.name "-c" is not a cluster name: 1-100 letters, digits, '-' or '_', starting with a letter or digit; ` +
-		"spec.cluster.enableOutpost: not supported by eksboot yet (see docs/compat.md); " +
+		"spec.cluster.id: required when spec.cluster.enableOutpost is true (the kubelet's bootstrap token names a local cluster by its ID); " +
 		"spec.cluster.certificateAuthority: does not decode to a PEM certificate; want the base64 encoding of the cluster CA's PEM certificate; " +
 		`spec.cluster.apiServerEndpoint "http://x": the scheme is not https; want an https URL such as https://0123ABCD.gr7.us-west-2.eks.amazonaws.com; ` +
 		`spec.cluster.cidr "10.100.0.0": want the cluster's service CIDR, such as 10.100.0.0/16 or fd00:10:96::/112; ` +

@@ -51,13 +51,22 @@ func Compute(c *Config, f *Facts) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	kubeconfig := kubeletconf.Kubeconfig{
+	// The token names the cluster; a local cluster on AWS Outposts by its ID, in the
+	// bootstrap kubeconfig of the kubelet's TLS bootstrap (outpost.go).
+	tokenKubeconfig := kubeletconf.Kubeconfig{
 		Server:      c.APIServerEndpoint,
 		ClusterName: c.ClusterName,
 		Region:      f.Instance.Region,
 		CAFile:      pathCA,
 		Auth:        p.KubeconfigAuth,
-	}.Render()
+	}
+	kubeconfig := tokenKubeconfig.Render()
+	var bootstrapKubeconfig []byte
+	if c.LocalOutpost {
+		tokenKubeconfig.ClusterName = c.ClusterID
+		bootstrapKubeconfig = tokenKubeconfig.Render()
+		kubeconfig = kubeletconf.ClientCertKubeconfig(c.APIServerEndpoint, pathCA, PathKubeletClientCert)
+	}
 
 	n.KubeletArgs = strings.Join(kubeletArgs(c, n, f), " ")
 	argsDropIn, err := kubeletconf.EnvDropIn(kubeletconf.KubeletArgsVar, n.KubeletArgs)
@@ -82,6 +91,14 @@ func Compute(c *Config, f *Facts) (*Node, error) {
 		if e.Data != nil {
 			n.Files = append(n.Files, rootfs.File{Path: e.Path, Data: e.Data, Mode: 0o644})
 		}
+	}
+	if bootstrapKubeconfig != nil {
+		n.Files = append(n.Files, rootfs.File{Path: pathBootstrapKubeconfig, Data: bootstrapKubeconfig, Mode: 0o644})
+	} else {
+		n.Remove = append(n.Remove, pathBootstrapKubeconfig)
+	}
+	if hosts, ok := f.APIServerHosts.HostsFile(); ok {
+		n.Files = append(n.Files, rootfs.File{Path: pathHosts, Data: hosts, Mode: 0o644})
 	}
 	if c.Resolved != nil {
 		n.Files = append(n.Files, rootfs.File{Path: kubeletconf.ResolvedDropInPath, Data: c.Resolved, Mode: 0o644})
@@ -245,6 +262,10 @@ func kubeletArgs(c *Config, n *Node, f *Facts) []string {
 	args = append(args, "--hostname-override="+f.PrivateDNSName, "--cloud-provider=external")
 	if p.RuntimeCgroups != "" {
 		args = append(args, "--runtime-cgroups="+p.RuntimeCgroups)
+	}
+	if c.LocalOutpost {
+		// With the unit's --kubeconfig, the client-certificate kubeconfig.
+		args = append(args, "--bootstrap-kubeconfig="+pathBootstrapKubeconfig)
 	}
 	if f.NvidiaGPU && f.KubeletVersion.AtLeast(1, 35) {
 		// As nodeadm: GPU nodes say so before the device plugin runs.

@@ -67,8 +67,15 @@ type Config struct {
 	// IPFamilyGiven: --ip-family or --service-ipv6-cidr (spec.cluster.cidr) was
 	// given, so a discovered cluster's IP family does not replace it.
 	IPFamilyGiven bool
-	// OutpostGiven: --enable-local-outpost was given.
+	// OutpostGiven: --enable-local-outpost (spec.cluster.enableOutpost) was given,
+	// so discovery does not replace LocalOutpost.
 	OutpostGiven bool
+	// LocalOutpost: the cluster is a local cluster on AWS Outposts (the flag, the
+	// NodeConfig field, or found by discovery: outpostConfig.outpostArns). The kubelet
+	// then joins by TLS bootstrap with a bootstrap kubeconfig whose token names the
+	// cluster by ClusterID, and the API server's addresses go into /etc/hosts, so the
+	// node keeps working while the Outpost is cut off from its region (outpost.go).
+	LocalOutpost bool
 	// KubeletFlags are a NodeConfig's spec.kubelet.flags, one kubelet argument each
 	// (KubeletExtraArgs is their drop-in value); nil for bootstrap.sh's command line.
 	KubeletFlags []string
@@ -108,6 +115,10 @@ var imageRepoRE = sync.OnceValue(func() *regexp.Regexp {
 func isClusterName(s string) bool {
 	return isName(s, 100, isAlnum, func(c byte) bool { return isAlnum(c) || c == '-' || c == '_' })
 }
+
+// isClusterID: a local cluster's ID (EKS gives a UUID), by the cluster name's
+// grammar: it reaches the kubeconfig's token arguments.
+func isClusterID(s string) bool { return isClusterName(s) }
 
 // isAccountID: 12 digits.
 func isAccountID(s string) bool {
@@ -220,8 +231,13 @@ func (c *Config) checkCluster(o Options, bad func(string, ...any)) {
 	}
 	c.UseMaxPods = c.flagBool("--use-max-pods", o.UseMaxPods, true)
 	c.MountBPFFS = c.flagBool("--mount-bpf-fs", o.MountBPFFS, true)
-	if c.flagBool("--enable-local-outpost", o.EnableLocalOutpost, false) {
-		bad("--enable-local-outpost true: local clusters on AWS Outposts are not supported by eksboot yet (see docs/compat.md)")
+	c.LocalOutpost = c.flagBool("--enable-local-outpost", o.EnableLocalOutpost, false)
+	if o.ClusterID != "" && !isClusterID(o.ClusterID) {
+		bad("--cluster-id %s is not a cluster ID: 1-100 letters, digits, '-' or '_', starting with a letter or digit (a local cluster's ID, such as 51eaebb5-7e52-4e71-baba-e98a6314b10e)", quote.Value(o.ClusterID))
+	}
+	if c.LocalOutpost && o.ClusterID == "" && !needsDiscovery(o.B64ClusterCA == "", o.APIServerEndpoint == "") {
+		// With discovery the ID comes from eks:DescribeCluster (checked there).
+		bad("--enable-local-outpost true needs --cluster-id: the kubelet's bootstrap token names a local cluster by its ID (or leave out --b64-cluster-ca or --apiserver-endpoint to look it up)")
 	}
 	if c.flagBool("--enable-docker-bridge", o.EnableDockerBridge, false) {
 		c.Warnings = append(c.Warnings, "--enable-docker-bridge was set but is ignored: it applies to dockerd, and containerd is the runtime")

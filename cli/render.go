@@ -143,6 +143,9 @@ func printRender(w io.Writer, r *render.Result, instanceType, region string) {
 			fmt.Fprintln(w)
 		}
 	}
+	if r.HostsAtBoot != "" {
+		fmt.Fprintf(w, "\n==> /etc/hosts: the node's own, with the addresses of %s (the local cluster's API server) added at boot\n", r.HostsAtBoot)
+	}
 	fmt.Fprintf(w, "\n==> kubelet flags\n%s\n", r.Flags)
 	if len(r.Discovery) > 0 {
 		fmt.Fprintf(w, "\n==> cluster discovery\n")

@@ -47,6 +47,9 @@ type kubeconfig struct {
 		Name string `json:"name"`
 		User struct {
 			Exec *execConfig `json:"exec"`
+			// ClientCertificate is the client certificate's file (a local cluster's
+			// kubelet, after its TLS bootstrap).
+			ClientCertificate string `json:"client-certificate"`
 		} `json:"user"`
 	} `json:"users"`
 }

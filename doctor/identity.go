@@ -38,9 +38,11 @@ type execCredential struct {
 	} `json:"status"`
 }
 
-// checkIdentity: the exec plugin returns a token, the API server accepts it, and
+// checkIdentity: on a local cluster the bootstrap kubeconfig and the client
+// certificate (outpost.go); the exec plugin returns a token, the API server accepts it, and
 // the kubelet's journal has no Unauthorized or forbidden lines.
 func (d *run) checkIdentity() {
+	d.checkLocalCluster()
 	d.checkExecPlugin()
 	d.checkTokenAccepted()
 	d.checkKubeletAuthLines()

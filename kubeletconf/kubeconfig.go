@@ -111,6 +111,38 @@ func (k Kubeconfig) Render() []byte {
 		yamlScalar(caFile), yamlScalar(k.Server), yamlQuoted(k.ClusterName), yamlQuoted(k.Region))
 }
 
+// ClientCertKubeconfig renders the kubeconfig the kubelet writes after its TLS
+// bootstrap (writeKubeconfigFromBootstrapping in k8s.io/kubernetes
+// pkg/kubelet/certificate/bootstrap), field for field: the bootstrap kubeconfig's
+// server and CA file, and the client certificate and key in certFile. On a local
+// cluster on AWS Outposts eksboot writes it as the kubelet's --kubeconfig: while the
+// certificate is missing or expired the kubelet finds this kubeconfig unusable and
+// bootstraps with its --bootstrap-kubeconfig (then writes the same file); once it
+// has a certificate it uses it, with no token and no call to the region.
+func ClientCertKubeconfig(server, caFile, certFile string) []byte {
+	return fmt.Appendf(nil, `apiVersion: v1
+clusters:
+- cluster:
+    certificate-authority: %s
+    server: %s
+  name: default-cluster
+contexts:
+- context:
+    cluster: default-cluster
+    namespace: default
+    user: default-auth
+  name: default-context
+current-context: default-context
+kind: Config
+preferences: {}
+users:
+- name: default-auth
+  user:
+    client-certificate: %s
+    client-key: %s
+`, yamlScalar(caFile), yamlScalar(server), yamlScalar(certFile), yamlScalar(certFile))
+}
+
 // yamlScalar returns s as a plain YAML scalar when isPlainSafe(s), else double-quoted.
 func yamlScalar(s string) string {
 	if isPlainSafe(s) {

@@ -80,6 +80,9 @@ type Result struct {
 	Discovery []string
 	// Warnings are printed after the files.
 	Warnings []string
+	// HostsAtBoot is a local cluster's API server host, whose addresses the node
+	// adds to /etc/hosts at boot ("": not a local cluster, or no name to resolve).
+	HostsAtBoot string
 }
 
 // Render evaluates raw's scripts on a simulated instance and runs the bootstrap
@@ -107,9 +110,13 @@ func Render(ctx context.Context, raw []byte, o Options) (*Result, error) {
 	disc := &discovery{eks: o.EKS}
 	env := offlineEnv(files, o.Log, o.InstanceType, o.Region, disc)
 	plan := func(ctx context.Context, req bootstrap.Request) (*bootstrap.Node, error) {
-		_, n, err := bootstrap.ComputeNode(ctx, req.Config, env)
+		f, n, err := bootstrap.ComputeNode(ctx, req.Config, env)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", req.From, err)
+		}
+		r.HostsAtBoot = ""
+		if h := f.APIServerHosts; h != nil && h.AtBoot {
+			r.HostsAtBoot = h.Host
 		}
 		return n, nil
 	}
@@ -231,7 +238,9 @@ func offlineEnv(files bootstrap.NodeFiles, log *zap.Logger, instanceType, region
 	}
 	env.EKS = func(ctx context.Context, region, _ string, _ bool) (eksapi.API, error) { return disc.api(ctx, region) }
 	env.Systemd = func(context.Context) (systemd.Manager, error) { return nil, errOffline }
-	env.LookupHost = func(context.Context, string) ([]string, error) { return nil, errOffline }
+	env.LookupHost = func(context.Context, string) ([]string, error) {
+		return nil, fmt.Errorf("%w: %w", errOffline, bootstrap.ErrNotResolvedHere)
+	}
 	env.KubeletVersion = func(context.Context) (string, error) { return "", errOffline }
 	env.Command = func(context.Context, string, ...string) error { return errOffline }
 	env.Geteuid = func() int { return 0 }

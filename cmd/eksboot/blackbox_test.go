@@ -7,6 +7,8 @@ import (
 	"flag"
 	"fmt"
 	"io/fs"
+	"net"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -305,5 +307,57 @@ func TestDryRunAndRerun(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(root, "etc/systemd/system/kubelet.service.d/30-kubelet-extra-args.conf")); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("30-kubelet-extra-args.conf still there: %v", err)
+	}
+}
+
+// TestBlackboxLocalCluster runs the built binary with bootstrap.sh's Outposts flags on
+// both image profiles and compares the tree with testdata/blackbox/<case>: the
+// bootstrap kubeconfig whose token names the cluster ID (aws-iam-authenticator on
+// AL2, aws eks get-token on AL2023), the client-certificate kubeconfig, and
+// --bootstrap-kubeconfig. The API server is https://localhost, which this machine's
+// resolver answers from its /etc/hosts; the node's /etc/hosts must then map
+// localhost to each of those addresses, once, also after a second run.
+func TestBlackboxLocalCluster(t *testing.T) {
+	addrs, err := net.DefaultResolver.LookupHost(t.Context(), "localhost")
+	if err != nil || len(addrs) == 0 {
+		t.Skipf("localhost does not resolve here (%v)", err)
+	}
+	const seed = "127.0.0.1\tlocalhost\n"
+	wantHosts := seed
+	for _, a := range addrs {
+		if a != "127.0.0.1" {
+			wantHosts += netip.MustParseAddr(a).String() + "\tlocalhost\t# eksboot: local cluster API server\n"
+		}
+	}
+	for _, profile := range []string{"al2", "al2023"} {
+		name := "20-local-cluster-" + profile
+		t.Run(name, func(t *testing.T) {
+			root := t.TempDir()
+			env, args := startCase(t, "01-m5large-usw2-vpc192", root)
+			if err := os.MkdirAll(filepath.Join(root, "etc"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(root, "etc/hosts"), []byte(seed), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			args = append(args, "--image-profile", profile, "--apiserver-endpoint", "https://localhost",
+				"--enable-local-outpost", "true", "--cluster-id", "51eaebb5-7e52-4e71-baba-e98a6314b10e")
+			for range 2 { // the second run is a reboot: nothing changes
+				code, _, stderr := run(t, env, "", args...)
+				if code != 0 {
+					t.Fatalf("exit %d: %s", code, stderr)
+				}
+				got := tree(t, root)
+				if h := got["etc/hosts 0644"]; h != wantHosts {
+					t.Errorf("/etc/hosts:\n%q\nwant\n%q", h, wantHosts)
+				}
+				delete(got, "etc/hosts 0644") // the machine's resolver decides it
+				wantDir := filepath.Join(blackboxDir, name)
+				if *update {
+					writeTree(t, wantDir, got)
+				}
+				testtools.CompareTrees(t, got, tree(t, wantDir))
+			}
+		})
 	}
 }
