@@ -15,7 +15,9 @@ import (
 )
 
 // Action is one systemd operation: daemon-reload, enable, start or restart of a unit,
-// or "signal" (SIGHUP) to make a daemon re-read its configuration.
+// or "signal" (SIGHUP) to make a daemon re-read its configuration; or "soci-import",
+// the import of a cached image (Unit is its node path) into the SOCI snapshotter
+// with ctr.
 type Action struct {
 	Verb string
 	Unit string
@@ -48,7 +50,13 @@ func Actions(n *Node, changes []rootfs.Change) []Action {
 		acts = append(acts, Action{"restart", "systemd-resolved.service"}) // before anything resolves names
 	}
 	environment := changed[kubeletconf.ManagerEnvironmentPath]
-	containerd := changed[pathContainerdConfig] || changed[pathBaseRuntimeSpec] || environment || changed[kubeletconf.ContainerdEnvironmentPath]
+	soci := changed[kubeletconf.SOCIConfigPath]
+	containerd := changed[pathContainerdConfig] || changed[pathBaseRuntimeSpec] || environment || changed[kubeletconf.ContainerdEnvironmentPath] ||
+		changed[kubeletconf.SOCIContainerdDropInPath] || soci
+	if soci {
+		// containerd's restart starts it (Requires=), but does not restart it.
+		acts = append(acts, Action{"restart", kubeletconf.SOCIUnit})
+	}
 	if containerd {
 		acts = append(acts, Action{"enable", "containerd.service"})
 		if n.SandboxImageUnit {
@@ -57,6 +65,9 @@ func Actions(n *Node, changes []rootfs.Change) []Action {
 		acts = append(acts, Action{"restart", "containerd.service"})
 		if n.SandboxImageUnit {
 			acts = append(acts, Action{"restart", "sandbox-image.service"})
+		}
+		if n.SOCIPauseTar != "" {
+			acts = append(acts, Action{"soci-import", n.SOCIPauseTar})
 		}
 	}
 	logind := changed[kubeletconf.LogindDropIn]
@@ -74,6 +85,13 @@ func Actions(n *Node, changes []rootfs.Change) []Action {
 		acts = append(acts, Action{"start", "kubelet.service"})
 	}
 	return acts
+}
+
+// SOCIImportArgs are ctr's arguments that import the image archive tar (a node
+// path) into the SOCI snapshotter, in the CRI's namespace: the content into
+// containerd's store, the layers unpacked by the snapshotter.
+func SOCIImportArgs(tar string) []string {
+	return []string{"--namespace", "k8s.io", "images", "import", "--snapshotter", "soci", tar}
 }
 
 // settlePoll is how often stayActive looks at the unit.
@@ -109,10 +127,12 @@ func stayActive(ctx context.Context, m systemd.Manager, unit string, settle time
 // kubelet unit is Type=simple, so its start job is done as soon as the process runs,
 // and a kubelet that exits at once (an unknown flag, a bad config) would otherwise
 // leave a run that succeeded and a unit restarting forever.
-func apply(ctx context.Context, m systemd.Manager, acts []Action, settle time.Duration, log *zap.Logger) error {
+func apply(ctx context.Context, m systemd.Manager, acts []Action, settle time.Duration, log *zap.Logger, command func(ctx context.Context, name string, args ...string) error) error {
 	for _, a := range acts {
 		var err error
 		switch a.Verb {
+		case "soci-import":
+			err = command(ctx, "ctr", SOCIImportArgs(a.Unit)...)
 		case "signal":
 			if err := m.Signal(ctx, a.Unit, syscall.SIGHUP); err != nil {
 				log.Warn("could not make systemd-logind re-read its configuration; the kubelet will ask it again", zap.Error(err))

@@ -47,6 +47,9 @@ type Env struct {
 	Systemd func(ctx context.Context) (systemd.Manager, error)
 	// CPUs is the number of CPUs this process may run on.
 	CPUs func() int
+	// MemoryBytes is the node's memory (FastImagePull's threshold, for an instance
+	// type the table lacks).
+	MemoryBytes func() (int64, error)
 	// LookupHost resolves a host name.
 	LookupHost func(ctx context.Context, host string) ([]string, error)
 	// KubeletVersion runs `kubelet --version`.
@@ -146,8 +149,9 @@ func DefaultEnv(root *rootfs.Root, log *zap.Logger, stdout, stderr io.Writer) *E
 			}
 			return c, nil
 		},
-		Systemd: func(ctx context.Context) (systemd.Manager, error) { return systemd.Connect(ctx) },
-		CPUs:    runtime.NumCPU,
+		Systemd:     func(ctx context.Context) (systemd.Manager, error) { return systemd.Connect(ctx) },
+		CPUs:        runtime.NumCPU,
+		MemoryBytes: memoryBytes,
 		LookupHost: func(ctx context.Context, host string) ([]string, error) {
 			return net.DefaultResolver.LookupHost(ctx, host)
 		},

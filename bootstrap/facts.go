@@ -86,6 +86,11 @@ type Facts struct {
 	ContainerdTemplateSource string
 	// SandboxImageUnit is the AMI's sandbox-image.service, nil when the AMI has none.
 	SandboxImageUnit []byte
+	// SOCI: FastImagePull is on and the instance is large enough (soci.go); SOCIGzip
+	// is the image's parallel gzip and PauseTar its cached pause image ("": none).
+	SOCI     bool
+	SOCIGzip string
+	PauseTar string
 	// APIServerHosts is the API server's resolved addresses and the node's
 	// /etc/hosts, on a local cluster on AWS Outposts (nil otherwise).
 	APIServerHosts *APIServerHosts
@@ -152,6 +157,7 @@ func gatherFacts(ctx context.Context, c *Config, env *Env) (*Facts, error) {
 	if err := discoverCluster(ctx, c, f, env, endpoint); err != nil {
 		return nil, err
 	}
+	decideSOCI(c, env, f)
 	if c.LocalOutpost {
 		if c.ClusterID == "" { // FromFlags and FromNodeConfig check it when there is no discovery
 			return nil, &UsageError{msg: "a local cluster on AWS Outposts needs its ID: pass --cluster-id (spec.cluster.id)"}

@@ -210,6 +210,8 @@ func (c *Config) fromInstance(sp nodeconfig.Spec, bad func(string, ...any), unsu
 		case !on: // off is every gate's default
 		case k == "InstanceIdNodeName":
 			c.NodeNameFromInstanceID = true
+		case k == "FastImagePull":
+			c.FastImagePull = true
 		default:
 			unsupported("spec.featureGates." + k)
 		}

@@ -84,14 +84,13 @@ func TestFromNodeConfigErrorsNameSpecFields(t *testing.T) {
 		`spec.maxPods.mode "lots": want eni-max-pods, secondary-ip, prefix-delegation or ipv6; ` +
 		`spec.instance.localStorage.strategy: "RAID5", want RAID0, RAID10 or Mount; ` +
 		"spec.instance.environment.sshd: unknown key, want default, kubelet or containerd; " +
-		"and 2 more"
+		"and 1 more"
 	if err == nil || err.Error() != want {
 		t.Errorf("error %v\nwant  %s", err, want)
 	}
 	nc.Spec = nodeconfig.Spec{Cluster: nodeconfig.Cluster{Name: "c"}, FeatureGates: nc.Spec.FeatureGates}
 	_, err = FromNodeConfig(nc, DefaultSettings())
-	want = "spec.featureGates.FastImagePull: not supported by eksboot yet (see docs/compat.md); " +
-		"spec.featureGates.Turbo: no such feature gate (eksboot knows InstanceIdNodeName, FastImagePull, OSManagedNoManageENIs)"
+	want = "spec.featureGates.Turbo: no such feature gate (eksboot knows InstanceIdNodeName, FastImagePull, OSManagedNoManageENIs)"
 	if err == nil || err.Error() != want {
 		t.Errorf("error %v\nwant  %s", err, want)
 	}

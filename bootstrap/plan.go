@@ -23,6 +23,9 @@ type Node struct {
 	// KubeletArgs and KubeletExtraArgs are the environment values of the drop-ins.
 	KubeletArgs      string
 	KubeletExtraArgs string
+	// SOCIPauseTar is the cached pause image imported into the SOCI snapshotter after
+	// containerd's restart ("": none; soci.go).
+	SOCIPauseTar string
 	// BPFUnit is set when eksboot installs sys-fs-bpf.mount; SandboxImageUnit when it
 	// installs the AMI's sandbox-image.service.
 	BPFUnit          bool
@@ -121,6 +124,19 @@ func Compute(c *Config, f *Facts) (*Node, error) {
 	} else {
 		n.Remove = append(n.Remove, pathExtraArgsDropIn)
 	}
+	if f.SOCI {
+		dropIn, err := kubeletconf.FastImagePullContainerdDropIn()
+		if err != nil {
+			return nil, err
+		}
+		n.Files = append(n.Files,
+			rootfs.File{Path: kubeletconf.SOCIConfigPath, Data: kubeletconf.SOCIConfig(f.SOCIGzip), Mode: 0o644},
+			rootfs.File{Path: kubeletconf.SOCIContainerdDropInPath, Data: dropIn, Mode: 0o644})
+		n.SOCIPauseTar = f.PauseTar
+	} else {
+		// The snapshotter's own file stays: the image may ship one.
+		n.Remove = append(n.Remove, kubeletconf.SOCIContainerdDropInPath)
+	}
 	if f.SandboxImageUnit != nil {
 		n.SandboxImageUnit = true
 		n.Files = append(n.Files, rootfs.File{Path: pathSandboxUnit, Data: f.SandboxImageUnit, Mode: 0o644})
@@ -205,6 +221,9 @@ func buildKubeletConfig(c *Config, f *Facts, n *Node) (*kubeletconf.KubeletConfi
 	if err != nil {
 		return nil, nil, fmt.Errorf("kubelet config: %w", err)
 	}
+	if f.SOCI {
+		cfg.ImageServiceEndpoint = kubeletconf.SOCIImageServiceEndpoint
+	}
 	if cfg, err = kubeletconf.Overlay(cfg, c.KubeletConfigOverlay); err != nil {
 		return nil, nil, fmt.Errorf("spec.kubelet.config: %w", err)
 	}
@@ -232,6 +251,7 @@ func containerdConfig(c *Config, f *Facts, n *Node) (containerd, baseSpec []byte
 		NvidiaRuntime: f.NvidiaRuntime,
 		RuncBinary:    f.RuncBinary,
 		Overlays:      c.ContainerdOverlays,
+		SOCI:          f.SOCI,
 	}
 	if p.BaseRuntimeSpec || c.BaseRuntimeSpecOverlay != nil { // a NodeConfig that sets one gets it on any image
 		if baseSpec, err = kubeletconf.BaseRuntimeSpec(c.BaseRuntimeSpecOverlay); err != nil {

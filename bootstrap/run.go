@@ -92,7 +92,7 @@ func Run(ctx context.Context, c *Config, env *Env) (err error) {
 			return 0, fmt.Errorf("connect to systemd: %w", err)
 		}
 		defer m.Close()
-		return len(acts), apply(sctx, m, acts, env.KubeletSettle, log)
+		return len(acts), apply(sctx, m, acts, env.KubeletSettle, log, env.Command)
 	})
 	return err
 }

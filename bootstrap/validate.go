@@ -96,6 +96,9 @@ type Config struct {
 	// NodeNameFromInstanceID: the node is named by its instance ID
 	// (spec.featureGates.InstanceIdNodeName), with no ec2:DescribeInstances.
 	NodeNameFromInstanceID bool
+	// FastImagePull: spec.featureGates.FastImagePull is on; the SOCI snapshotter
+	// pulls images when the instance is large enough (Facts.SOCI, soci.go).
+	FastImagePull bool
 	// Settings are the run's own settings.
 	Settings
 	// Warnings are things worth saying that do not stop the run.

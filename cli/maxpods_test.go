@@ -106,7 +106,7 @@ func TestMaxPodsExplainAndJSON(t *testing.T) {
 		t.Fatalf("--output json: exit %d, %v: %s", code, err, stdout)
 	}
 	if got.MaxPods != 20 || got.Source != "table" || got.Formula != "2 * (10 - 1) + 2 = 20" || got.Cap != 110 || got.ENIs != 2 ||
-		got.Facts == nil || *got.Facts != (maxpods.TypeInfo{Hypervisor: "nitro", VCPUs: 2, ENIs: 3, IPv4PerENI: 10}) {
+		got.Facts == nil || *got.Facts != (maxpods.TypeInfo{Hypervisor: "nitro", VCPUs: 2, MemoryMiB: 8192, ENIs: 3, IPv4PerENI: 10}) {
 		t.Errorf("--output json = %+v", got)
 	}
 }

@@ -45,6 +45,10 @@ type ContainerdInput struct {
 	// order (NodeConfig's spec.containerd.config of each part). An empty TOML is
 	// skipped.
 	Overlays []ContainerdOverlay
+	// SOCI makes the SOCI snapshotter the CRI plugin's snapshotter, as a proxy
+	// plugin (FastImagePullOverlay for the template's version, merged before
+	// Overlays, so the user's settings win).
+	SOCI bool
 }
 
 // ContainerdOverlay is a partial containerd configuration in TOML and the name errors
@@ -139,6 +143,19 @@ func Containerd(in ContainerdInput) ([]byte, error) {
 		if v, ok := o.tree["version"]; ok && fmt.Sprint(v) != version {
 			errs = append(errs, fmt.Errorf("%s: version %v does not match the node's containerd config version %s (template %s)", o.name, v, versionText(tree["version"]), name))
 		}
+	}
+	if in.SOCI && (version == "2" || version == "3") {
+		ov, err := FastImagePullOverlay(int(version[0] - '0'))
+		var m map[string]any
+		if err == nil {
+			err = toml.Unmarshal([]byte(ov.TOML), &m)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", ov.Name, err)
+		}
+		overlays = append([]parsed{{ov.Name, m}}, overlays...)
+	} else if in.SOCI {
+		errs = append(errs, fmt.Errorf("containerd config template %s: version %s: the SOCI snapshotter is set in versions 2 and 3 only", name, versionText(tree["version"])))
 	}
 	changed, err := setNodeRuntimes(tree, version, in)
 	if err != nil {

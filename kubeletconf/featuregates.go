@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 
 	"github.com/coreos/go-systemd/v22/unit"
 )
@@ -35,7 +36,7 @@ var FeatureGates = []FeatureGate{
 	{
 		Name: "FastImagePull", Default: false, Since: "81fec2e8",
 		Doc: "Images are pulled by the SOCI snapshotter in parallel pull/unpack mode, on nodes with " +
-			"at least 4 vCPUs and 7 GiB of memory (below that the gate is silently off): containerd's " +
+			"at least 4 vCPUs and 7 GiB of memory (below that the gate is off: nodeadm says nothing, eksboot warns): containerd's " +
 			"CRI snapshotter is soci with proxy plugin soci (FastImagePullOverlay), the kubelet's " +
 			"imageServiceEndpoint is SOCIImageServiceEndpoint, containerd.service requires and follows " +
 			"soci-snapshotter.service (FastImagePullContainerdDropIn), and " +
@@ -63,7 +64,50 @@ const (
 	SOCIContainerdDropInPath = "/etc/systemd/system/containerd.service.d/10-soci-snapshotter.conf"
 	// SOCIConfigPath is the SOCI snapshotter's own configuration file.
 	SOCIConfigPath = "/etc/soci-snapshotter-grpc/config.toml"
+	// SOCIUnit is the SOCI snapshotter's service, which the node image ships.
+	SOCIUnit = "soci-snapshotter.service"
+	// SOCIGzipHelper is the parallel gzip the snapshotter decompresses layers with
+	// when the image has it (else its own, in Go).
+	SOCIGzipHelper = "/usr/bin/unpigz"
 )
+
+// The parallel pull/unpack settings nodeadm gives the SOCI snapshotter (its
+// snapshotter/soci-snapshotter.config.toml): layers downloaded in 16 MB chunks, at
+// most 20 at once per image and 12 unpacked at once per image, no limit across
+// images, and the compressed layers dropped once unpacked.
+const (
+	SOCIChunkSize                = "16mb"
+	SOCIDownloadsPerImage        = 20
+	SOCIUnpacksPerImage          = 12
+	SOCIUnlimited                = -1
+	SOCIDiscardUnpackedLayers    = true
+	SOCIContainerdImageService   = "/run/containerd/containerd.sock"
+	SOCIContentStoreContainerd   = "containerd"
+	sociGzipArgsDecompressStdout = "'-d', '-c'"
+)
+
+// SOCIConfig renders SOCIConfigPath: the content store is containerd's (the
+// snapshotter and containerd share the pulled blobs), the CRI keychain takes the
+// kubelet's registry credentials on its way to containerd's image service (the
+// kubelet's imageServiceEndpoint is the snapshotter's socket), and images are pulled
+// in parallel pull/unpack mode with nodeadm's settings. gzipHelper, when not "", is
+// the program layers are decompressed with (SOCIGzipHelper, `-d -c`).
+func SOCIConfig(gzipHelper string) []byte {
+	var b strings.Builder
+	b.WriteString("# The SOCI snapshotter's configuration, written by eksboot at every boot (FastImagePull).\n")
+	b.WriteString("debug = false\n\n")
+	fmt.Fprintf(&b, "[content_store]\ntype = %q\n\n", SOCIContentStoreContainerd)
+	fmt.Fprintf(&b, "[cri_keychain]\nenable_keychain = true\nimage_service_path = %q\n\n", SOCIContainerdImageService)
+	b.WriteString("[pull_modes.parallel_pull_unpack]\nenable = true\n")
+	fmt.Fprintf(&b, "max_concurrent_downloads = %d\nmax_concurrent_downloads_per_image = %d\nconcurrent_download_chunk_size = %q\n",
+		SOCIUnlimited, SOCIDownloadsPerImage, SOCIChunkSize)
+	fmt.Fprintf(&b, "max_concurrent_unpacks = %d\nmax_concurrent_unpacks_per_image = %d\ndiscard_unpacked_layers = %t\n",
+		SOCIUnlimited, SOCIUnpacksPerImage, SOCIDiscardUnpackedLayers)
+	if gzipHelper != "" {
+		fmt.Fprintf(&b, "\n[pull_modes.parallel_pull_unpack.decompress_streams.gzip]\npath = %q\nargs = [%s]\n", gzipHelper, sociGzipArgsDecompressStdout)
+	}
+	return []byte(b.String())
+}
 
 // FastImagePullEffective reports whether nodeadm turns FastImagePull on for a node
 // whose gate is enabled: at least 4000 millicores and at least 7 GiB of online

@@ -76,13 +76,9 @@ func TestFastImagePullOverlayMerged(t *testing.T) {
 		{"containerd 2", 2, 3, "", []string{"plugins", "io.containerd.cri.v1.images", "snapshotter"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			o, err := FastImagePullOverlay(c.version)
-			if err != nil {
-				t.Fatal(err)
-			}
 			out, err := Containerd(ContainerdInput{
-				Major: c.major, SandboxImage: "localhost/kubernetes/pause:latest",
-				Overlays: []ContainerdOverlay{o, {Name: "spec.containerd.config", TOML: c.user}},
+				Major: c.major, SandboxImage: "localhost/kubernetes/pause:latest", SOCI: true,
+				Overlays: []ContainerdOverlay{{Name: "spec.containerd.config", TOML: c.user}},
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -110,6 +106,57 @@ func TestFastImagePullOverlayMerged(t *testing.T) {
 	}
 	if _, err := FastImagePullOverlay(1); err == nil {
 		t.Error("version 1: no error")
+	}
+	// The user's settings win over FastImagePull's, as over nodeadm's template.
+	out, err := Containerd(ContainerdInput{Major: 2, SOCI: true, Overlays: []ContainerdOverlay{{Name: "spec.containerd.config",
+		TOML: "[plugins.'io.containerd.cri.v1.images']\nsnapshotter = 'overlayfs'\n"}}})
+	if err != nil || !strings.Contains(string(out), "snapshotter = 'overlayfs'") || !strings.Contains(string(out), "[proxy_plugins.soci]") {
+		t.Errorf("user's snapshotter: %v\n%s", err, out)
+	}
+}
+
+// TestSOCIConfig: the snapshotter's file is TOML with nodeadm's parallel-pull
+// settings, the gzip helper only when given (the real snapshotter's config package
+// loads it in e2e/soci_test.go).
+func TestSOCIConfig(t *testing.T) {
+	for _, helper := range []string{"", SOCIGzipHelper} {
+		var c struct {
+			Debug        bool
+			ContentStore struct{ Type string } `toml:"content_store"`
+			CRIKeychain  struct {
+				EnableKeychain   bool   `toml:"enable_keychain"`
+				ImageServicePath string `toml:"image_service_path"`
+			} `toml:"cri_keychain"`
+			PullModes struct {
+				Parallel struct {
+					Enable                    bool
+					MaxConcurrentDownloads    int    `toml:"max_concurrent_downloads"`
+					MaxConcurrentDownloadsPer int    `toml:"max_concurrent_downloads_per_image"`
+					ChunkSize                 string `toml:"concurrent_download_chunk_size"`
+					MaxConcurrentUnpacks      int    `toml:"max_concurrent_unpacks"`
+					MaxConcurrentUnpacksPer   int    `toml:"max_concurrent_unpacks_per_image"`
+					DiscardUnpackedLayers     bool   `toml:"discard_unpacked_layers"`
+					DecompressStreams         map[string]struct {
+						Path string
+						Args []string
+					} `toml:"decompress_streams"`
+				} `toml:"parallel_pull_unpack"`
+			} `toml:"pull_modes"`
+		}
+		dec := toml.NewDecoder(strings.NewReader(string(SOCIConfig(helper))))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&c); err != nil {
+			t.Fatalf("%q: %v\n%s", helper, err, SOCIConfig(helper))
+		}
+		p := c.PullModes.Parallel
+		if c.ContentStore.Type != "containerd" || !c.CRIKeychain.EnableKeychain || c.CRIKeychain.ImageServicePath != "/run/containerd/containerd.sock" ||
+			!p.Enable || p.MaxConcurrentDownloads != -1 || p.MaxConcurrentDownloadsPer != 20 || p.ChunkSize != "16mb" ||
+			p.MaxConcurrentUnpacks != -1 || p.MaxConcurrentUnpacksPer != 12 || !p.DiscardUnpackedLayers {
+			t.Errorf("%q: %+v", helper, c)
+		}
+		if gz, ok := p.DecompressStreams["gzip"]; ok != (helper != "") || gz.Path != helper || (ok && strings.Join(gz.Args, " ") != "-d -c") {
+			t.Errorf("%q: decompress streams %+v", helper, p.DecompressStreams)
+		}
 	}
 }
 

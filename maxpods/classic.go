@@ -9,6 +9,9 @@ type TypeInfo struct {
 	Hypervisor string `json:"hypervisor"`
 	// VCPUs is the default number of vCPUs.
 	VCPUs int `json:"vcpus"`
+	// MemoryMiB is the memory in MiB (0: not known). The max pods calculator does not
+	// use it; FastImagePull's threshold does.
+	MemoryMiB int64 `json:"memoryMiB,omitempty"`
 	// ENIs is the maximum number of network interfaces on the default network card.
 	ENIs int `json:"enis"`
 	// IPv4PerENI is the maximum number of private IPv4 addresses per interface.

@@ -67,7 +67,7 @@ func TestEveryLimitsRow(t *testing.T) {
 		if hyper == "unknown" {
 			hyper = ""
 		}
-		want := TypeInfo{Hypervisor: hyper, VCPUs: num("vcpus"), ENIs: num("enis"), IPv4PerENI: num("ipv4_per_eni"), BareMetal: rec[col["bare_metal"]] == "true"}
+		want := TypeInfo{Hypervisor: hyper, VCPUs: num("vcpus"), MemoryMiB: int64(num("memory_mib")), ENIs: num("enis"), IPv4PerENI: num("ipv4_per_eni"), BareMetal: rec[col["bare_metal"]] == "true"}
 		info, ok := Info(name)
 		if !ok || info != want {
 			t.Errorf("Info(%q) = %+v, %v; want %+v", name, info, ok, want)

@@ -23,9 +23,10 @@ import "github.com/eksboot/eksboot/maxpods/internal/phash"
 // EC2 knows the type (the kubelet's own default).
 const Default = 110
 
-// entry is one instance type of the generated table, in its hash slot: 10 bytes, so
+// entry is one instance type of the generated table, in its hash slot: 16 bytes, so
 // the whole table (slots, seeds and the names) stays within a few dozen kilobytes.
 type entry struct {
+	memMiB  uint32 // memory in MiB; 0 when not known
 	off     uint16 // the name is names[off : off+n]
 	maxPods uint16 // eni-max-pods.txt's number (the classic formula, no cap); 0: empty slot
 	vcpus   uint16 // default vCPUs; 0 when not known
@@ -70,14 +71,14 @@ func Lookup(instanceType string) (int, bool) {
 }
 
 // Info returns the instance facts of instanceType from the table (exact match). The
-// second result is false when the table does not know the type's facts. VCPUs is 0
-// for the few types whose vCPU count the data lacks.
+// second result is false when the table does not know the type's facts. VCPUs and
+// MemoryMiB are 0 for the few types whose data lacks them.
 func Info(instanceType string) (TypeInfo, bool) {
 	e := find(instanceType)
 	if e == nil || e.flags&fFacts == 0 {
 		return TypeInfo{}, false
 	}
-	t := TypeInfo{VCPUs: int(e.vcpus), ENIs: int(e.enis), IPv4PerENI: int(e.ipv4), BareMetal: e.flags&fMetal != 0}
+	t := TypeInfo{VCPUs: int(e.vcpus), MemoryMiB: int64(e.memMiB), ENIs: int(e.enis), IPv4PerENI: int(e.ipv4), BareMetal: e.flags&fMetal != 0}
 	switch {
 	case e.flags&fNitro != 0:
 		t.Hypervisor = "nitro"

@@ -223,1399 +223,1399 @@ const names = "" +
 	"z1d.largez1d.metalz1d.xlarge"
 
 // slots holds each type in its slot: offset and length of the name, max pods, vCPUs,
-// ENIs, IPv4 per ENI, flags. A slot with max pods 0 is empty.
+// memory (MiB), ENIs, IPv4 per ENI, flags. A slot with max pods 0 is empty.
 var slots = [1 << slotBits]entry{
-	909:  {off: 0, n: 10, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},               // a1.2xlarge
-	1978: {off: 10, n: 10, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},            // a1.4xlarge
-	109:  {off: 20, n: 8, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},               // a1.large
-	1532: {off: 28, n: 9, maxPods: 8, vcpus: 1, enis: 2, ipv4: 4, flags: fFacts | fNitro},                 // a1.medium
-	1211: {off: 37, n: 8, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fMetal},             // a1.metal
-	1087: {off: 45, n: 9, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},               // a1.xlarge
-	1217: {off: 54, n: 13, maxPods: 737, vcpus: 0, enis: 15, ipv4: 50, flags: fFacts | fMetal},            // bmn-sf1.metal
-	1749: {off: 67, n: 9, maxPods: 12, vcpus: 2, enis: 2, ipv4: 6, flags: fFacts | fXen},                  // c1.medium
-	1763: {off: 76, n: 9, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fXen},                 // c1.xlarge
-	480:  {off: 85, n: 10, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fXen},                // c3.2xlarge
-	1439: {off: 95, n: 10, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fXen},              // c3.4xlarge
-	346:  {off: 105, n: 10, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fXen},             // c3.8xlarge
-	1652: {off: 115, n: 8, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fXen},                // c3.large
-	274:  {off: 123, n: 9, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fXen},                // c3.xlarge
-	1595: {off: 132, n: 10, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fXen},               // c4.2xlarge
-	1534: {off: 142, n: 10, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fXen},             // c4.4xlarge
-	1580: {off: 152, n: 10, maxPods: 234, vcpus: 36, enis: 8, ipv4: 30, flags: fFacts | fXen},             // c4.8xlarge
-	1275: {off: 162, n: 8, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fXen},                // c4.large
-	703:  {off: 170, n: 9, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fXen},                // c4.xlarge
-	723:  {off: 179, n: 11, maxPods: 234, vcpus: 48, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // c5.12xlarge
-	546:  {off: 190, n: 11, maxPods: 737, vcpus: 72, enis: 15, ipv4: 50, flags: fFacts | fNitro},          // c5.18xlarge
-	1655: {off: 201, n: 11, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fNitro},          // c5.24xlarge
-	494:  {off: 212, n: 10, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // c5.2xlarge
-	87:   {off: 222, n: 10, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // c5.4xlarge
-	1262: {off: 232, n: 10, maxPods: 234, vcpus: 36, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // c5.9xlarge
-	1739: {off: 242, n: 8, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},              // c5.large
-	1017: {off: 250, n: 8, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fMetal},           // c5.metal
-	615:  {off: 258, n: 9, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},              // c5.xlarge
-	368:  {off: 267, n: 12, maxPods: 234, vcpus: 48, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // c5a.12xlarge
-	906:  {off: 279, n: 12, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},          // c5a.16xlarge
-	903:  {off: 291, n: 12, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fNitro},          // c5a.24xlarge
-	1557: {off: 303, n: 11, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // c5a.2xlarge
-	358:  {off: 314, n: 11, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // c5a.4xlarge
-	846:  {off: 325, n: 11, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // c5a.8xlarge
-	1096: {off: 336, n: 9, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},              // c5a.large
-	449:  {off: 345, n: 9, maxPods: 737, vcpus: 0, enis: 15, ipv4: 50, flags: fFacts | fMetal},            // c5a.metal
-	110:  {off: 354, n: 10, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // c5a.xlarge
-	1898: {off: 364, n: 13, maxPods: 234, vcpus: 48, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // c5ad.12xlarge
-	1869: {off: 377, n: 13, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},          // c5ad.16xlarge
-	781:  {off: 390, n: 13, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fNitro},          // c5ad.24xlarge
-	867:  {off: 403, n: 12, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // c5ad.2xlarge
-	455:  {off: 415, n: 12, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // c5ad.4xlarge
-	817:  {off: 427, n: 12, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // c5ad.8xlarge
-	532:  {off: 439, n: 10, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},             // c5ad.large
-	1781: {off: 449, n: 10, maxPods: 737, vcpus: 0, enis: 15, ipv4: 50, flags: fFacts | fMetal},           // c5ad.metal
-	1446: {off: 459, n: 11, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // c5ad.xlarge
-	534:  {off: 470, n: 12, maxPods: 234, vcpus: 48, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // c5d.12xlarge
-	470:  {off: 482, n: 12, maxPods: 737, vcpus: 72, enis: 15, ipv4: 50, flags: fFacts | fNitro},          // c5d.18xlarge
-	308:  {off: 494, n: 12, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fNitro},          // c5d.24xlarge
-	1320: {off: 506, n: 11, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // c5d.2xlarge
-	1117: {off: 517, n: 11, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // c5d.4xlarge
-	1737: {off: 528, n: 11, maxPods: 234, vcpus: 36, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // c5d.9xlarge
-	955:  {off: 539, n: 9, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},              // c5d.large
-	285:  {off: 548, n: 9, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fMetal},           // c5d.metal
-	1402: {off: 557, n: 10, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // c5d.xlarge
-	1278: {off: 567, n: 12, maxPods: 737, vcpus: 72, enis: 15, ipv4: 50, flags: fFacts | fNitro},          // c5n.18xlarge
-	1625: {off: 579, n: 11, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // c5n.2xlarge
-	1024: {off: 590, n: 11, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // c5n.4xlarge
-	373:  {off: 601, n: 11, maxPods: 234, vcpus: 36, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // c5n.9xlarge
-	1552: {off: 612, n: 9, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},              // c5n.large
-	1202: {off: 621, n: 9, maxPods: 737, vcpus: 72, enis: 15, ipv4: 50, flags: fFacts | fMetal},           // c5n.metal
-	738:  {off: 630, n: 10, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // c5n.xlarge
-	1062: {off: 640, n: 12, maxPods: 234, vcpus: 48, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // c6a.12xlarge
-	919:  {off: 652, n: 12, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},          // c6a.16xlarge
-	286:  {off: 664, n: 12, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fNitro},          // c6a.24xlarge
-	1448: {off: 676, n: 11, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // c6a.2xlarge
-	13:   {off: 687, n: 12, maxPods: 737, vcpus: 128, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // c6a.32xlarge
-	1677: {off: 699, n: 12, maxPods: 737, vcpus: 192, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // c6a.48xlarge
-	1909: {off: 711, n: 11, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // c6a.4xlarge
-	1227: {off: 722, n: 11, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // c6a.8xlarge
-	1258: {off: 733, n: 9, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},              // c6a.large
-	826:  {off: 742, n: 9, maxPods: 737, vcpus: 192, enis: 15, ipv4: 50, flags: fFacts | fMetal},          // c6a.metal
-	108:  {off: 751, n: 10, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // c6a.xlarge
-	871:  {off: 761, n: 12, maxPods: 234, vcpus: 48, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // c6g.12xlarge
-	1879: {off: 773, n: 12, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},          // c6g.16xlarge
-	857:  {off: 785, n: 11, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // c6g.2xlarge
-	1510: {off: 796, n: 11, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // c6g.4xlarge
-	1130: {off: 807, n: 11, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // c6g.8xlarge
-	1751: {off: 818, n: 9, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},              // c6g.large
-	101:  {off: 827, n: 10, maxPods: 8, vcpus: 1, enis: 2, ipv4: 4, flags: fFacts | fNitro},               // c6g.medium
-	1066: {off: 837, n: 9, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fMetal},           // c6g.metal
-	1031: {off: 846, n: 10, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // c6g.xlarge
-	51:   {off: 856, n: 13, maxPods: 234, vcpus: 48, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // c6gd.12xlarge
-	440:  {off: 869, n: 13, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},          // c6gd.16xlarge
-	224:  {off: 882, n: 12, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // c6gd.2xlarge
-	1760: {off: 894, n: 12, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // c6gd.4xlarge
-	324:  {off: 906, n: 12, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // c6gd.8xlarge
-	441:  {off: 918, n: 10, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},             // c6gd.large
-	1711: {off: 928, n: 11, maxPods: 8, vcpus: 1, enis: 2, ipv4: 4, flags: fFacts | fNitro},               // c6gd.medium
-	52:   {off: 939, n: 10, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fMetal},          // c6gd.metal
-	262:  {off: 949, n: 11, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // c6gd.xlarge
-	1865: {off: 960, n: 13, maxPods: 234, vcpus: 48, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // c6gn.12xlarge
-	422:  {off: 973, n: 13, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},          // c6gn.16xlarge
-	1467: {off: 986, n: 12, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // c6gn.2xlarge
-	1831: {off: 998, n: 12, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // c6gn.4xlarge
-	1966: {off: 1010, n: 12, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // c6gn.8xlarge
-	1319: {off: 1022, n: 10, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},            // c6gn.large
-	1270: {off: 1032, n: 11, maxPods: 8, vcpus: 1, enis: 2, ipv4: 4, flags: fFacts | fNitro},              // c6gn.medium
-	1982: {off: 1043, n: 11, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // c6gn.xlarge
-	905:  {off: 1054, n: 12, maxPods: 234, vcpus: 48, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // c6i.12xlarge
-	1250: {off: 1066, n: 12, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // c6i.16xlarge
-	1360: {off: 1078, n: 12, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // c6i.24xlarge
-	1238: {off: 1090, n: 11, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // c6i.2xlarge
-	1456: {off: 1101, n: 12, maxPods: 737, vcpus: 128, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // c6i.32xlarge
-	1553: {off: 1113, n: 11, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // c6i.4xlarge
-	1860: {off: 1124, n: 11, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // c6i.8xlarge
-	1120: {off: 1135, n: 9, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},             // c6i.large
-	753:  {off: 1144, n: 9, maxPods: 737, vcpus: 128, enis: 15, ipv4: 50, flags: fFacts | fMetal},         // c6i.metal
-	784:  {off: 1153, n: 10, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // c6i.xlarge
-	1747: {off: 1163, n: 13, maxPods: 234, vcpus: 48, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // c6id.12xlarge
-	1482: {off: 1176, n: 13, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // c6id.16xlarge
-	1787: {off: 1189, n: 13, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // c6id.24xlarge
-	1075: {off: 1202, n: 12, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // c6id.2xlarge
-	912:  {off: 1214, n: 13, maxPods: 737, vcpus: 128, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // c6id.32xlarge
-	188:  {off: 1227, n: 12, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // c6id.4xlarge
-	1819: {off: 1239, n: 12, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // c6id.8xlarge
-	154:  {off: 1251, n: 10, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},            // c6id.large
-	1947: {off: 1261, n: 10, maxPods: 737, vcpus: 128, enis: 15, ipv4: 50, flags: fFacts | fMetal},        // c6id.metal
-	617:  {off: 1271, n: 11, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // c6id.xlarge
-	646:  {off: 1282, n: 13, maxPods: 234, vcpus: 48, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // c6in.12xlarge
-	1326: {off: 1295, n: 13, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // c6in.16xlarge
-	1041: {off: 1308, n: 13, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // c6in.24xlarge
-	1153: {off: 1321, n: 12, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // c6in.2xlarge
-	253:  {off: 1333, n: 13, maxPods: 394, vcpus: 128, enis: 8, ipv4: 50, flags: fFacts | fNitro},         // c6in.32xlarge
-	701:  {off: 1346, n: 12, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // c6in.4xlarge
-	1086: {off: 1358, n: 12, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // c6in.8xlarge
-	1993: {off: 1370, n: 10, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},            // c6in.large
-	667:  {off: 1380, n: 10, maxPods: 394, vcpus: 128, enis: 8, ipv4: 50, flags: fFacts | fMetal},         // c6in.metal
-	1461: {off: 1390, n: 11, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // c6in.xlarge
-	9:    {off: 1401, n: 12, maxPods: 234, vcpus: 48, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // c7a.12xlarge
-	1001: {off: 1413, n: 12, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // c7a.16xlarge
-	599:  {off: 1425, n: 12, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // c7a.24xlarge
-	737:  {off: 1437, n: 11, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // c7a.2xlarge
-	822:  {off: 1448, n: 12, maxPods: 737, vcpus: 128, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // c7a.32xlarge
-	393:  {off: 1460, n: 12, maxPods: 737, vcpus: 192, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // c7a.48xlarge
-	498:  {off: 1472, n: 11, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // c7a.4xlarge
-	172:  {off: 1483, n: 11, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // c7a.8xlarge
-	511:  {off: 1494, n: 9, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},             // c7a.large
-	725:  {off: 1503, n: 10, maxPods: 8, vcpus: 1, enis: 2, ipv4: 4, flags: fFacts | fNitro},              // c7a.medium
-	560:  {off: 1513, n: 14, maxPods: 737, vcpus: 192, enis: 15, ipv4: 50, flags: fFacts | fMetal},        // c7a.metal-48xl
-	418:  {off: 1527, n: 10, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // c7a.xlarge
-	1007: {off: 1537, n: 12, maxPods: 234, vcpus: 48, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // c7g.12xlarge
-	1100: {off: 1549, n: 12, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // c7g.16xlarge
-	659:  {off: 1561, n: 11, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // c7g.2xlarge
-	939:  {off: 1572, n: 11, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // c7g.4xlarge
-	20:   {off: 1583, n: 11, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // c7g.8xlarge
-	246:  {off: 1594, n: 9, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},             // c7g.large
-	1106: {off: 1603, n: 10, maxPods: 8, vcpus: 1, enis: 2, ipv4: 4, flags: fFacts | fNitro},              // c7g.medium
-	1922: {off: 1613, n: 9, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro | fMetal}, // c7g.metal
-	377:  {off: 1622, n: 10, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // c7g.xlarge
-	348:  {off: 1632, n: 13, maxPods: 234, vcpus: 48, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // c7gd.12xlarge
-	539:  {off: 1645, n: 13, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // c7gd.16xlarge
-	1986: {off: 1658, n: 12, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // c7gd.2xlarge
-	1603: {off: 1670, n: 12, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // c7gd.4xlarge
-	1844: {off: 1682, n: 12, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // c7gd.8xlarge
-	898:  {off: 1694, n: 10, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},            // c7gd.large
-	1076: {off: 1704, n: 11, maxPods: 8, vcpus: 1, enis: 2, ipv4: 4, flags: fFacts | fNitro},              // c7gd.medium
-	585:  {off: 1715, n: 10, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fMetal},         // c7gd.metal
-	504:  {off: 1725, n: 11, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // c7gd.xlarge
-	516:  {off: 1736, n: 13, maxPods: 234, vcpus: 48, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // c7gn.12xlarge
-	1254: {off: 1749, n: 13, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // c7gn.16xlarge
-	1508: {off: 1762, n: 12, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // c7gn.2xlarge
-	861:  {off: 1774, n: 12, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // c7gn.4xlarge
-	878:  {off: 1786, n: 12, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // c7gn.8xlarge
-	991:  {off: 1798, n: 10, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},            // c7gn.large
-	1687: {off: 1808, n: 11, maxPods: 8, vcpus: 1, enis: 2, ipv4: 4, flags: fFacts | fNitro},              // c7gn.medium
-	1229: {off: 1819, n: 10, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fMetal},         // c7gn.metal
-	1118: {off: 1829, n: 11, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // c7gn.xlarge
-	61:   {off: 1840, n: 17, maxPods: 234, vcpus: 48, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // c7i-flex.12xlarge
-	431:  {off: 1857, n: 17, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // c7i-flex.16xlarge
-	96:   {off: 1874, n: 16, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // c7i-flex.2xlarge
-	276:  {off: 1890, n: 16, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // c7i-flex.4xlarge
-	882:  {off: 1906, n: 16, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // c7i-flex.8xlarge
-	1554: {off: 1922, n: 14, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},            // c7i-flex.large
-	57:   {off: 1936, n: 15, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // c7i-flex.xlarge
-	805:  {off: 1951, n: 12, maxPods: 234, vcpus: 48, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // c7i.12xlarge
-	304:  {off: 1963, n: 12, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // c7i.16xlarge
-	1984: {off: 1975, n: 12, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // c7i.24xlarge
-	628:  {off: 1987, n: 11, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // c7i.2xlarge
-	1931: {off: 1998, n: 12, maxPods: 737, vcpus: 0, enis: 15, ipv4: 50, flags: fFacts | fNitro},          // c7i.32xlarge
-	1549: {off: 2010, n: 12, maxPods: 737, vcpus: 192, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // c7i.48xlarge
-	1632: {off: 2022, n: 11, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // c7i.4xlarge
-	1493: {off: 2033, n: 11, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // c7i.8xlarge
-	92:   {off: 2044, n: 9, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},             // c7i.large
-	598:  {off: 2053, n: 14, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fMetal},         // c7i.metal-24xl
-	1146: {off: 2067, n: 14, maxPods: 737, vcpus: 192, enis: 15, ipv4: 50, flags: fFacts | fMetal},        // c7i.metal-48xl
-	1168: {off: 2081, n: 10, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // c7i.xlarge
-	1150: {off: 2091, n: 12, maxPods: 758, vcpus: 48, enis: 12, ipv4: 64, flags: fFacts | fNitro},         // c8a.12xlarge
-	1481: {off: 2103, n: 12, maxPods: 1010, vcpus: 64, enis: 16, ipv4: 64, flags: fFacts | fNitro},        // c8a.16xlarge
-	1079: {off: 2115, n: 12, maxPods: 1010, vcpus: 96, enis: 16, ipv4: 64, flags: fFacts | fNitro},        // c8a.24xlarge
-	982:  {off: 2127, n: 11, maxPods: 158, vcpus: 8, enis: 4, ipv4: 40, flags: fFacts | fNitro},           // c8a.2xlarge
-	992:  {off: 2138, n: 12, maxPods: 1514, vcpus: 192, enis: 24, ipv4: 64, flags: fFacts | fNitro},       // c8a.48xlarge
-	1090: {off: 2150, n: 11, maxPods: 314, vcpus: 16, enis: 8, ipv4: 40, flags: fFacts | fNitro},          // c8a.4xlarge
-	94:   {off: 2161, n: 11, maxPods: 392, vcpus: 32, enis: 10, ipv4: 40, flags: fFacts | fNitro},         // c8a.8xlarge
-	4:    {off: 2172, n: 9, maxPods: 59, vcpus: 2, enis: 3, ipv4: 20, flags: fFacts | fNitro},             // c8a.large
-	708:  {off: 2181, n: 10, maxPods: 8, vcpus: 1, enis: 2, ipv4: 4, flags: fFacts | fNitro},              // c8a.medium
-	806:  {off: 2191, n: 14, maxPods: 1010, vcpus: 96, enis: 16, ipv4: 64, flags: fFacts | fMetal},        // c8a.metal-24xl
-	1047: {off: 2205, n: 14, maxPods: 1514, vcpus: 192, enis: 24, ipv4: 64, flags: fFacts | fMetal},       // c8a.metal-48xl
-	1065: {off: 2219, n: 10, maxPods: 78, vcpus: 4, enis: 4, ipv4: 20, flags: fFacts | fNitro},            // c8a.xlarge
-	1849: {off: 2229, n: 12, maxPods: 234, vcpus: 48, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // c8g.12xlarge
-	995:  {off: 2241, n: 12, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // c8g.16xlarge
-	139:  {off: 2253, n: 12, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // c8g.24xlarge
-	270:  {off: 2265, n: 11, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // c8g.2xlarge
-	657:  {off: 2276, n: 12, maxPods: 737, vcpus: 192, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // c8g.48xlarge
-	89:   {off: 2288, n: 11, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // c8g.4xlarge
-	1085: {off: 2299, n: 11, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // c8g.8xlarge
-	780:  {off: 2310, n: 9, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},             // c8g.large
-	1642: {off: 2319, n: 10, maxPods: 8, vcpus: 1, enis: 2, ipv4: 4, flags: fFacts | fNitro},              // c8g.medium
-	1796: {off: 2329, n: 14, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fMetal},         // c8g.metal-24xl
-	1985: {off: 2343, n: 14, maxPods: 737, vcpus: 192, enis: 15, ipv4: 50, flags: fFacts | fMetal},        // c8g.metal-48xl
-	1944: {off: 2357, n: 10, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // c8g.xlarge
-	251:  {off: 2367, n: 13, maxPods: 350, vcpus: 48, enis: 12, ipv4: 30, flags: fFacts | fNitro},         // c8gb.12xlarge
-	1805: {off: 2380, n: 13, maxPods: 786, vcpus: 64, enis: 16, ipv4: 50, flags: fFacts | fNitro},         // c8gb.16xlarge
-	881:  {off: 2393, n: 13, maxPods: 1178, vcpus: 96, enis: 24, ipv4: 50, flags: fFacts | fNitro},        // c8gb.24xlarge
-	1323: {off: 2406, n: 12, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // c8gb.2xlarge
-	868:  {off: 2418, n: 13, maxPods: 590, vcpus: 192, enis: 12, ipv4: 50, flags: fFacts | fNitro},        // c8gb.48xlarge
-	2017: {off: 2431, n: 12, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // c8gb.4xlarge
-	1682: {off: 2443, n: 12, maxPods: 292, vcpus: 32, enis: 10, ipv4: 30, flags: fFacts | fNitro},         // c8gb.8xlarge
-	570:  {off: 2455, n: 10, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},            // c8gb.large
-	1045: {off: 2465, n: 11, maxPods: 8, vcpus: 1, enis: 2, ipv4: 4, flags: fFacts | fNitro},              // c8gb.medium
-	1490: {off: 2476, n: 15, maxPods: 1178, vcpus: 96, enis: 24, ipv4: 50, flags: fFacts | fMetal},        // c8gb.metal-24xl
-	1210: {off: 2491, n: 15, maxPods: 590, vcpus: 192, enis: 12, ipv4: 50, flags: fFacts | fMetal},        // c8gb.metal-48xl
-	767:  {off: 2506, n: 11, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // c8gb.xlarge
-	771:  {off: 2517, n: 13, maxPods: 234, vcpus: 48, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // c8gd.12xlarge
-	466:  {off: 2530, n: 13, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // c8gd.16xlarge
-	853:  {off: 2543, n: 13, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // c8gd.24xlarge
-	977:  {off: 2556, n: 12, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // c8gd.2xlarge
-	1969: {off: 2568, n: 13, maxPods: 737, vcpus: 192, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // c8gd.48xlarge
-	1658: {off: 2581, n: 12, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // c8gd.4xlarge
-	1971: {off: 2593, n: 12, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // c8gd.8xlarge
-	1923: {off: 2605, n: 10, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},            // c8gd.large
-	1077: {off: 2615, n: 11, maxPods: 8, vcpus: 1, enis: 2, ipv4: 4, flags: fFacts | fNitro},              // c8gd.medium
-	1972: {off: 2626, n: 15, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fMetal},         // c8gd.metal-24xl
-	389:  {off: 2641, n: 15, maxPods: 737, vcpus: 192, enis: 15, ipv4: 50, flags: fFacts | fMetal},        // c8gd.metal-48xl
-	148:  {off: 2656, n: 11, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // c8gd.xlarge
-	1112: {off: 2667, n: 13, maxPods: 350, vcpus: 48, enis: 12, ipv4: 30, flags: fFacts | fNitro},         // c8gn.12xlarge
-	1561: {off: 2680, n: 13, maxPods: 786, vcpus: 64, enis: 16, ipv4: 50, flags: fFacts | fNitro},         // c8gn.16xlarge
-	1542: {off: 2693, n: 13, maxPods: 1178, vcpus: 96, enis: 24, ipv4: 50, flags: fFacts | fNitro},        // c8gn.24xlarge
-	146:  {off: 2706, n: 12, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // c8gn.2xlarge
-	2047: {off: 2718, n: 13, maxPods: 590, vcpus: 192, enis: 12, ipv4: 50, flags: fFacts | fNitro},        // c8gn.48xlarge
-	144:  {off: 2731, n: 12, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // c8gn.4xlarge
-	1924: {off: 2743, n: 12, maxPods: 292, vcpus: 32, enis: 10, ipv4: 30, flags: fFacts | fNitro},         // c8gn.8xlarge
-	666:  {off: 2755, n: 10, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},            // c8gn.large
-	1975: {off: 2765, n: 11, maxPods: 8, vcpus: 1, enis: 2, ipv4: 4, flags: fFacts | fNitro},              // c8gn.medium
-	356:  {off: 2776, n: 15, maxPods: 1178, vcpus: 96, enis: 24, ipv4: 50, flags: fFacts | fMetal},        // c8gn.metal-24xl
-	260:  {off: 2791, n: 15, maxPods: 590, vcpus: 192, enis: 12, ipv4: 50, flags: fFacts | fMetal},        // c8gn.metal-48xl
-	811:  {off: 2806, n: 11, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // c8gn.xlarge
-	1933: {off: 2817, n: 17, maxPods: 590, vcpus: 48, enis: 12, ipv4: 50, flags: fFacts | fNitro},         // c8i-flex.12xlarge
-	295:  {off: 2834, n: 17, maxPods: 1010, vcpus: 64, enis: 16, ipv4: 64, flags: fFacts | fNitro},        // c8i-flex.16xlarge
-	1814: {off: 2851, n: 16, maxPods: 118, vcpus: 8, enis: 4, ipv4: 30, flags: fFacts | fNitro},           // c8i-flex.2xlarge
-	1654: {off: 2867, n: 16, maxPods: 394, vcpus: 16, enis: 8, ipv4: 50, flags: fFacts | fNitro},          // c8i-flex.4xlarge
-	917:  {off: 2883, n: 16, maxPods: 492, vcpus: 32, enis: 10, ipv4: 50, flags: fFacts | fNitro},         // c8i-flex.8xlarge
-	1149: {off: 2899, n: 14, maxPods: 59, vcpus: 2, enis: 3, ipv4: 20, flags: fFacts | fNitro},            // c8i-flex.large
-	942:  {off: 2913, n: 15, maxPods: 118, vcpus: 4, enis: 4, ipv4: 30, flags: fFacts | fNitro},           // c8i-flex.xlarge
-	754:  {off: 2928, n: 12, maxPods: 590, vcpus: 48, enis: 12, ipv4: 50, flags: fFacts | fNitro},         // c8i.12xlarge
-	1455: {off: 2940, n: 12, maxPods: 1010, vcpus: 64, enis: 16, ipv4: 64, flags: fFacts | fNitro},        // c8i.16xlarge
-	947:  {off: 2952, n: 12, maxPods: 1010, vcpus: 96, enis: 16, ipv4: 64, flags: fFacts | fNitro},        // c8i.24xlarge
-	166:  {off: 2964, n: 11, maxPods: 118, vcpus: 8, enis: 4, ipv4: 30, flags: fFacts | fNitro},           // c8i.2xlarge
-	627:  {off: 2975, n: 12, maxPods: 1514, vcpus: 128, enis: 24, ipv4: 64, flags: fFacts | fNitro},       // c8i.32xlarge
-	147:  {off: 2987, n: 12, maxPods: 1514, vcpus: 192, enis: 24, ipv4: 64, flags: fFacts | fNitro},       // c8i.48xlarge
-	376:  {off: 2999, n: 11, maxPods: 394, vcpus: 16, enis: 8, ipv4: 50, flags: fFacts | fNitro},          // c8i.4xlarge
-	790:  {off: 3010, n: 11, maxPods: 492, vcpus: 32, enis: 10, ipv4: 50, flags: fFacts | fNitro},         // c8i.8xlarge
-	2025: {off: 3021, n: 12, maxPods: 1514, vcpus: 384, enis: 24, ipv4: 64, flags: fFacts | fNitro},       // c8i.96xlarge
-	769:  {off: 3033, n: 9, maxPods: 59, vcpus: 2, enis: 3, ipv4: 20, flags: fFacts | fNitro},             // c8i.large
-	1618: {off: 3042, n: 14, maxPods: 1514, vcpus: 192, enis: 24, ipv4: 64, flags: fFacts | fMetal},       // c8i.metal-48xl
-	436:  {off: 3056, n: 14, maxPods: 1514, vcpus: 384, enis: 24, ipv4: 64, flags: fFacts | fMetal},       // c8i.metal-96xl
-	1996: {off: 3070, n: 10, maxPods: 118, vcpus: 4, enis: 4, ipv4: 30, flags: fFacts | fNitro},           // c8i.xlarge
-	1410: {off: 3080, n: 13, maxPods: 590, vcpus: 48, enis: 12, ipv4: 50, flags: fFacts | fNitro},         // c8ib.12xlarge
-	1994: {off: 3093, n: 13, maxPods: 1010, vcpus: 64, enis: 16, ipv4: 64, flags: fFacts | fNitro},        // c8ib.16xlarge
-	1499: {off: 3106, n: 13, maxPods: 1010, vcpus: 96, enis: 16, ipv4: 64, flags: fFacts | fNitro},        // c8ib.24xlarge
-	36:   {off: 3119, n: 12, maxPods: 118, vcpus: 8, enis: 4, ipv4: 30, flags: fFacts | fNitro},           // c8ib.2xlarge
-	1160: {off: 3131, n: 13, maxPods: 1010, vcpus: 128, enis: 16, ipv4: 64, flags: fFacts | fNitro},       // c8ib.32xlarge
-	499:  {off: 3144, n: 13, maxPods: 1514, vcpus: 192, enis: 24, ipv4: 64, flags: fFacts | fNitro},       // c8ib.48xlarge
-	791:  {off: 3157, n: 12, maxPods: 394, vcpus: 16, enis: 8, ipv4: 50, flags: fFacts | fNitro},          // c8ib.4xlarge
-	1445: {off: 3169, n: 12, maxPods: 394, vcpus: 32, enis: 8, ipv4: 50, flags: fFacts | fNitro},          // c8ib.8xlarge
-	1853: {off: 3181, n: 13, maxPods: 758, vcpus: 384, enis: 12, ipv4: 64, flags: fFacts | fNitro},        // c8ib.96xlarge
-	1951: {off: 3194, n: 10, maxPods: 78, vcpus: 2, enis: 4, ipv4: 20, flags: fFacts | fNitro},            // c8ib.large
-	452:  {off: 3204, n: 15, maxPods: 1514, vcpus: 192, enis: 24, ipv4: 64, flags: fFacts | fMetal},       // c8ib.metal-48xl
-	1255: {off: 3219, n: 15, maxPods: 758, vcpus: 384, enis: 12, ipv4: 64, flags: fFacts | fMetal},        // c8ib.metal-96xl
-	170:  {off: 3234, n: 11, maxPods: 118, vcpus: 4, enis: 4, ipv4: 30, flags: fFacts | fNitro},           // c8ib.xlarge
-	873:  {off: 3245, n: 13, maxPods: 590, vcpus: 48, enis: 12, ipv4: 50, flags: fFacts | fNitro},         // c8id.12xlarge
-	141:  {off: 3258, n: 13, maxPods: 1010, vcpus: 64, enis: 16, ipv4: 64, flags: fFacts | fNitro},        // c8id.16xlarge
-	1728: {off: 3271, n: 13, maxPods: 1010, vcpus: 96, enis: 16, ipv4: 64, flags: fFacts | fNitro},        // c8id.24xlarge
-	364:  {off: 3284, n: 12, maxPods: 118, vcpus: 8, enis: 4, ipv4: 30, flags: fFacts | fNitro},           // c8id.2xlarge
-	1950: {off: 3296, n: 13, maxPods: 1514, vcpus: 128, enis: 24, ipv4: 64, flags: fFacts | fNitro},       // c8id.32xlarge
-	124:  {off: 3309, n: 13, maxPods: 1514, vcpus: 192, enis: 24, ipv4: 64, flags: fFacts | fNitro},       // c8id.48xlarge
-	228:  {off: 3322, n: 12, maxPods: 394, vcpus: 16, enis: 8, ipv4: 50, flags: fFacts | fNitro},          // c8id.4xlarge
-	1980: {off: 3334, n: 12, maxPods: 492, vcpus: 32, enis: 10, ipv4: 50, flags: fFacts | fNitro},         // c8id.8xlarge
-	2007: {off: 3346, n: 13, maxPods: 1514, vcpus: 384, enis: 24, ipv4: 64, flags: fFacts | fNitro},       // c8id.96xlarge
-	815:  {off: 3359, n: 10, maxPods: 59, vcpus: 2, enis: 3, ipv4: 20, flags: fFacts | fNitro},            // c8id.large
-	158:  {off: 3369, n: 15, maxPods: 1514, vcpus: 192, enis: 24, ipv4: 64, flags: fFacts | fMetal},       // c8id.metal-48xl
-	679:  {off: 3384, n: 15, maxPods: 1514, vcpus: 384, enis: 24, ipv4: 64, flags: fFacts | fMetal},       // c8id.metal-96xl
-	1721: {off: 3399, n: 11, maxPods: 118, vcpus: 4, enis: 4, ipv4: 30, flags: fFacts | fNitro},           // c8id.xlarge
-	429:  {off: 3410, n: 13, maxPods: 590, vcpus: 48, enis: 12, ipv4: 50, flags: fFacts | fNitro},         // c8in.12xlarge
-	99:   {off: 3423, n: 13, maxPods: 1010, vcpus: 64, enis: 16, ipv4: 64, flags: fFacts | fNitro},        // c8in.16xlarge
-	1314: {off: 3436, n: 13, maxPods: 1010, vcpus: 96, enis: 16, ipv4: 64, flags: fFacts | fNitro},        // c8in.24xlarge
-	1684: {off: 3449, n: 12, maxPods: 118, vcpus: 8, enis: 4, ipv4: 30, flags: fFacts | fNitro},           // c8in.2xlarge
-	1738: {off: 3461, n: 13, maxPods: 1010, vcpus: 128, enis: 16, ipv4: 64, flags: fFacts | fNitro},       // c8in.32xlarge
-	1463: {off: 3474, n: 13, maxPods: 1514, vcpus: 192, enis: 24, ipv4: 64, flags: fFacts | fNitro},       // c8in.48xlarge
-	1477: {off: 3487, n: 12, maxPods: 394, vcpus: 16, enis: 8, ipv4: 50, flags: fFacts | fNitro},          // c8in.4xlarge
-	1572: {off: 3499, n: 12, maxPods: 394, vcpus: 32, enis: 8, ipv4: 50, flags: fFacts | fNitro},          // c8in.8xlarge
-	953:  {off: 3511, n: 13, maxPods: 758, vcpus: 384, enis: 12, ipv4: 64, flags: fFacts | fNitro},        // c8in.96xlarge
-	672:  {off: 3524, n: 10, maxPods: 78, vcpus: 2, enis: 4, ipv4: 20, flags: fFacts | fNitro},            // c8in.large
-	1223: {off: 3534, n: 15, maxPods: 1514, vcpus: 192, enis: 24, ipv4: 64, flags: fFacts | fMetal},       // c8in.metal-48xl
-	688:  {off: 3549, n: 15, maxPods: 758, vcpus: 384, enis: 12, ipv4: 64, flags: fFacts | fMetal},        // c8in.metal-96xl
-	1222: {off: 3564, n: 11, maxPods: 118, vcpus: 4, enis: 4, ipv4: 30, flags: fFacts | fNitro},           // c8in.xlarge
-	985:  {off: 3575, n: 14, maxPods: 590, vcpus: 48, enis: 12, ipv4: 50, flags: fFacts | fNitro},         // c8ine.12xlarge
-	1237: {off: 3589, n: 13, maxPods: 118, vcpus: 8, enis: 4, ipv4: 30, flags: fFacts | fNitro},           // c8ine.2xlarge
-	234:  {off: 3602, n: 13, maxPods: 394, vcpus: 16, enis: 8, ipv4: 50, flags: fFacts | fNitro},          // c8ine.4xlarge
-	1954: {off: 3615, n: 13, maxPods: 394, vcpus: 32, enis: 8, ipv4: 50, flags: fFacts | fNitro},          // c8ine.8xlarge
-	760:  {off: 3628, n: 11, maxPods: 78, vcpus: 2, enis: 4, ipv4: 20, flags: fFacts | fNitro},            // c8ine.large
-	1827: {off: 3639, n: 12, maxPods: 118, vcpus: 4, enis: 4, ipv4: 30, flags: fFacts | fNitro},           // c8ine.xlarge
-	1429: {off: 3651, n: 12, maxPods: 590, vcpus: 48, enis: 12, ipv4: 50, flags: fFacts | fNitro},         // c9g.12xlarge
-	318:  {off: 3663, n: 12, maxPods: 1010, vcpus: 64, enis: 16, ipv4: 64, flags: fFacts | fNitro},        // c9g.16xlarge
-	606:  {off: 3675, n: 12, maxPods: 1514, vcpus: 96, enis: 24, ipv4: 64, flags: fFacts | fNitro},        // c9g.24xlarge
-	1265: {off: 3687, n: 11, maxPods: 118, vcpus: 8, enis: 4, ipv4: 30, flags: fFacts | fNitro},           // c9g.2xlarge
-	1883: {off: 3698, n: 12, maxPods: 1514, vcpus: 192, enis: 24, ipv4: 64, flags: fFacts | fNitro},       // c9g.48xlarge
-	1911: {off: 3710, n: 11, maxPods: 394, vcpus: 16, enis: 8, ipv4: 50, flags: fFacts | fNitro},          // c9g.4xlarge
-	681:  {off: 3721, n: 11, maxPods: 492, vcpus: 32, enis: 10, ipv4: 50, flags: fFacts | fNitro},         // c9g.8xlarge
-	464:  {off: 3732, n: 9, maxPods: 59, vcpus: 2, enis: 3, ipv4: 20, flags: fFacts | fNitro},             // c9g.large
-	1139: {off: 3741, n: 10, maxPods: 40, vcpus: 1, enis: 2, ipv4: 20, flags: fFacts | fNitro},            // c9g.medium
-	1037: {off: 3751, n: 14, maxPods: 1514, vcpus: 192, enis: 24, ipv4: 64, flags: fFacts | fMetal},       // c9g.metal-48xl
-	779:  {off: 3765, n: 10, maxPods: 118, vcpus: 4, enis: 4, ipv4: 30, flags: fFacts | fNitro},           // c9g.xlarge
-	2014: {off: 3775, n: 13, maxPods: 590, vcpus: 48, enis: 12, ipv4: 50, flags: fFacts | fNitro},         // c9gd.12xlarge
-	461:  {off: 3788, n: 13, maxPods: 1010, vcpus: 64, enis: 16, ipv4: 64, flags: fFacts | fNitro},        // c9gd.16xlarge
-	608:  {off: 3801, n: 13, maxPods: 1514, vcpus: 96, enis: 24, ipv4: 64, flags: fFacts | fNitro},        // c9gd.24xlarge
-	359:  {off: 3814, n: 12, maxPods: 118, vcpus: 8, enis: 4, ipv4: 30, flags: fFacts | fNitro},           // c9gd.2xlarge
-	482:  {off: 3826, n: 13, maxPods: 1514, vcpus: 192, enis: 24, ipv4: 64, flags: fFacts | fNitro},       // c9gd.48xlarge
-	551:  {off: 3839, n: 12, maxPods: 394, vcpus: 16, enis: 8, ipv4: 50, flags: fFacts | fNitro},          // c9gd.4xlarge
-	1233: {off: 3851, n: 12, maxPods: 492, vcpus: 32, enis: 10, ipv4: 50, flags: fFacts | fNitro},         // c9gd.8xlarge
-	150:  {off: 3863, n: 10, maxPods: 59, vcpus: 2, enis: 3, ipv4: 20, flags: fFacts | fNitro},            // c9gd.large
-	663:  {off: 3873, n: 11, maxPods: 40, vcpus: 1, enis: 2, ipv4: 20, flags: fFacts | fNitro},            // c9gd.medium
-	1019: {off: 3884, n: 15, maxPods: 1514, vcpus: 192, enis: 24, ipv4: 64, flags: fFacts | fMetal},       // c9gd.metal-48xl
-	1633: {off: 3899, n: 11, maxPods: 118, vcpus: 4, enis: 4, ipv4: 30, flags: fFacts | fNitro},           // c9gd.xlarge
-	1449: {off: 3910, n: 11, maxPods: 234, vcpus: 0, enis: 8, ipv4: 30, flags: fFacts},                    // cr1.8xlarge
-	1343: {off: 3921, n: 10, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fXen},              // d2.2xlarge
-	1675: {off: 3931, n: 10, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fXen},            // d2.4xlarge
-	321:  {off: 3941, n: 10, maxPods: 234, vcpus: 36, enis: 8, ipv4: 30, flags: fFacts | fXen},            // d2.8xlarge
-	1762: {off: 3951, n: 9, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fXen},               // d2.xlarge
-	1852: {off: 3960, n: 10, maxPods: 18, vcpus: 8, enis: 4, ipv4: 5, flags: fFacts | fNitro},             // d3.2xlarge
-	384:  {off: 3970, n: 10, maxPods: 38, vcpus: 16, enis: 4, ipv4: 10, flags: fFacts | fNitro},           // d3.4xlarge
-	999:  {off: 3980, n: 10, maxPods: 59, vcpus: 32, enis: 3, ipv4: 20, flags: fFacts | fNitro},           // d3.8xlarge
-	2031: {off: 3990, n: 9, maxPods: 10, vcpus: 4, enis: 4, ipv4: 3, flags: fFacts | fNitro},              // d3.xlarge
-	1757: {off: 3999, n: 13, maxPods: 89, vcpus: 48, enis: 3, ipv4: 30, flags: fFacts | fNitro},           // d3en.12xlarge
-	1342: {off: 4012, n: 12, maxPods: 18, vcpus: 8, enis: 4, ipv4: 5, flags: fFacts | fNitro},             // d3en.2xlarge
-	1952: {off: 4024, n: 12, maxPods: 38, vcpus: 16, enis: 4, ipv4: 10, flags: fFacts | fNitro},           // d3en.4xlarge
-	830:  {off: 4036, n: 12, maxPods: 58, vcpus: 24, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // d3en.6xlarge
-	1862: {off: 4048, n: 12, maxPods: 78, vcpus: 32, enis: 4, ipv4: 20, flags: fFacts | fNitro},           // d3en.8xlarge
-	1660: {off: 4060, n: 11, maxPods: 10, vcpus: 4, enis: 4, ipv4: 3, flags: fFacts | fNitro},             // d3en.xlarge
-	836:  {off: 4071, n: 12, maxPods: 737, vcpus: 0, enis: 15, ipv4: 50, flags: fFacts | fNitro},          // dl1.24xlarge
-	515:  {off: 4083, n: 13, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // dl2q.24xlarge
-	715:  {off: 4096, n: 11, maxPods: 394, vcpus: 0, enis: 8, ipv4: 50, flags: fFacts | fXen},             // f1.16xlarge
-	1312: {off: 4107, n: 10, maxPods: 58, vcpus: 0, enis: 4, ipv4: 15, flags: fFacts | fXen},              // f1.2xlarge
-	1460: {off: 4117, n: 10, maxPods: 234, vcpus: 0, enis: 8, ipv4: 30, flags: fFacts | fXen},             // f1.4xlarge
-	704:  {off: 4127, n: 11, maxPods: 234, vcpus: 48, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // f2.12xlarge
-	86:   {off: 4138, n: 11, maxPods: 737, vcpus: 192, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // f2.48xlarge
-	1636: {off: 4149, n: 10, maxPods: 234, vcpus: 24, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // f2.6xlarge
-	171:  {off: 4159, n: 13, maxPods: 234, vcpus: 64, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // g4ad.16xlarge
-	271:  {off: 4172, n: 12, maxPods: 8, vcpus: 8, enis: 2, ipv4: 4, flags: fFacts | fNitro},              // g4ad.2xlarge
-	1464: {off: 4184, n: 12, maxPods: 29, vcpus: 16, enis: 3, ipv4: 10, flags: fFacts | fNitro},           // g4ad.4xlarge
-	7:    {off: 4196, n: 12, maxPods: 58, vcpus: 32, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // g4ad.8xlarge
-	621:  {off: 4208, n: 11, maxPods: 8, vcpus: 4, enis: 2, ipv4: 4, flags: fFacts | fNitro},              // g4ad.xlarge
-	1010: {off: 4219, n: 13, maxPods: 234, vcpus: 48, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // g4dn.12xlarge
-	1046: {off: 4232, n: 13, maxPods: 58, vcpus: 64, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // g4dn.16xlarge
-	1213: {off: 4245, n: 12, maxPods: 29, vcpus: 8, enis: 3, ipv4: 10, flags: fFacts | fNitro},            // g4dn.2xlarge
-	616:  {off: 4257, n: 12, maxPods: 29, vcpus: 16, enis: 3, ipv4: 10, flags: fFacts | fNitro},           // g4dn.4xlarge
-	998:  {off: 4269, n: 12, maxPods: 58, vcpus: 32, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // g4dn.8xlarge
-	382:  {off: 4281, n: 10, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fMetal},         // g4dn.metal
-	533:  {off: 4291, n: 11, maxPods: 29, vcpus: 4, enis: 3, ipv4: 10, flags: fFacts | fNitro},            // g4dn.xlarge
-	1503: {off: 4302, n: 11, maxPods: 737, vcpus: 48, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // g5.12xlarge
-	1523: {off: 4313, n: 11, maxPods: 234, vcpus: 64, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // g5.16xlarge
-	782:  {off: 4324, n: 11, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // g5.24xlarge
-	1294: {off: 4335, n: 10, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // g5.2xlarge
-	334:  {off: 4345, n: 11, maxPods: 345, vcpus: 192, enis: 7, ipv4: 50, flags: fFacts | fNitro},         // g5.48xlarge
-	914:  {off: 4356, n: 10, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // g5.4xlarge
-	1997: {off: 4366, n: 10, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // g5.8xlarge
-	1500: {off: 4376, n: 9, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // g5.xlarge
-	1458: {off: 4385, n: 12, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // g5g.16xlarge
-	717:  {off: 4397, n: 11, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // g5g.2xlarge
-	353:  {off: 4408, n: 11, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // g5g.4xlarge
-	273:  {off: 4419, n: 11, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // g5g.8xlarge
-	1822: {off: 4430, n: 9, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fMetal},          // g5g.metal
-	1240: {off: 4439, n: 10, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // g5g.xlarge
-	1221: {off: 4449, n: 11, maxPods: 234, vcpus: 48, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // g6.12xlarge
-	1386: {off: 4460, n: 11, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // g6.16xlarge
-	1527: {off: 4471, n: 11, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // g6.24xlarge
-	183:  {off: 4482, n: 10, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // g6.2xlarge
-	432:  {off: 4492, n: 11, maxPods: 737, vcpus: 192, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // g6.48xlarge
-	1551: {off: 4503, n: 10, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // g6.4xlarge
-	291:  {off: 4513, n: 10, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // g6.8xlarge
-	961:  {off: 4523, n: 9, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // g6.xlarge
-	855:  {off: 4532, n: 12, maxPods: 292, vcpus: 48, enis: 10, ipv4: 30, flags: fFacts | fNitro},         // g6e.12xlarge
-	1340: {off: 4544, n: 12, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // g6e.16xlarge
-	792:  {off: 4556, n: 12, maxPods: 492, vcpus: 96, enis: 10, ipv4: 50, flags: fFacts | fNitro},         // g6e.24xlarge
-	1421: {off: 4568, n: 11, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // g6e.2xlarge
-	114:  {off: 4579, n: 12, maxPods: 492, vcpus: 192, enis: 10, ipv4: 50, flags: fFacts | fNitro},        // g6e.48xlarge
-	734:  {off: 4591, n: 11, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // g6e.4xlarge
-	601:  {off: 4602, n: 11, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // g6e.8xlarge
-	469:  {off: 4613, n: 10, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // g6e.xlarge
-	398:  {off: 4623, n: 11, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // g6f.2xlarge
-	1780: {off: 4634, n: 11, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // g6f.4xlarge
-	619:  {off: 4645, n: 9, maxPods: 20, vcpus: 2, enis: 2, ipv4: 10, flags: fFacts | fNitro},             // g6f.large
-	460:  {off: 4654, n: 10, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // g6f.xlarge
-	1674: {off: 4664, n: 11, maxPods: 758, vcpus: 48, enis: 12, ipv4: 64, flags: fFacts | fNitro},         // g7.12xlarge
-	134:  {off: 4675, n: 11, maxPods: 1514, vcpus: 96, enis: 24, ipv4: 64, flags: fFacts | fNitro},        // g7.24xlarge
-	2:    {off: 4686, n: 10, maxPods: 254, vcpus: 8, enis: 4, ipv4: 64, flags: fFacts | fNitro},           // g7.2xlarge
-	1637: {off: 4696, n: 11, maxPods: 758, vcpus: 192, enis: 12, ipv4: 64, flags: fFacts | fNitro},        // g7.48xlarge
-	623:  {off: 4707, n: 10, maxPods: 506, vcpus: 16, enis: 8, ipv4: 64, flags: fFacts | fNitro},          // g7.4xlarge
-	1563: {off: 4717, n: 10, maxPods: 632, vcpus: 32, enis: 10, ipv4: 64, flags: fFacts | fNitro},         // g7.8xlarge
-	1784: {off: 4727, n: 12, maxPods: 632, vcpus: 48, enis: 10, ipv4: 64, flags: fFacts | fNitro},         // g7e.12xlarge
-	521:  {off: 4739, n: 12, maxPods: 632, vcpus: 96, enis: 10, ipv4: 64, flags: fFacts | fNitro},         // g7e.24xlarge
-	1094: {off: 4751, n: 11, maxPods: 254, vcpus: 8, enis: 4, ipv4: 64, flags: fFacts | fNitro},           // g7e.2xlarge
-	2001: {off: 4762, n: 12, maxPods: 632, vcpus: 192, enis: 10, ipv4: 64, flags: fFacts | fNitro},        // g7e.48xlarge
-	38:   {off: 4774, n: 11, maxPods: 506, vcpus: 16, enis: 8, ipv4: 64, flags: fFacts | fNitro},          // g7e.4xlarge
-	229:  {off: 4785, n: 11, maxPods: 506, vcpus: 32, enis: 8, ipv4: 64, flags: fFacts | fNitro},          // g7e.8xlarge
-	1610: {off: 4796, n: 11, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // gr6.4xlarge
-	1058: {off: 4807, n: 11, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // gr6.8xlarge
-	161:  {off: 4818, n: 12, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // gr6f.4xlarge
-	1526: {off: 4830, n: 11, maxPods: 394, vcpus: 64, enis: 8, ipv4: 50, flags: fFacts | fXen},            // h1.16xlarge
-	1035: {off: 4841, n: 10, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fXen},              // h1.2xlarge
-	1811: {off: 4851, n: 10, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fXen},            // h1.4xlarge
-	1159: {off: 4861, n: 10, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fXen},            // h1.8xlarge
-	135:  {off: 4871, n: 14, maxPods: 100, vcpus: 96, enis: 2, ipv4: 50, flags: fFacts | fNitro},          // hpc6a.48xlarge
-	1681: {off: 4885, n: 15, maxPods: 51, vcpus: 64, enis: 1, ipv4: 50, flags: fFacts | fNitro},           // hpc6id.32xlarge
-	930:  {off: 4900, n: 14, maxPods: 100, vcpus: 24, enis: 2, ipv4: 50, flags: fFacts | fNitro},          // hpc7a.12xlarge
-	1435: {off: 4914, n: 14, maxPods: 100, vcpus: 48, enis: 2, ipv4: 50, flags: fFacts | fNitro},          // hpc7a.24xlarge
-	632:  {off: 4928, n: 14, maxPods: 100, vcpus: 96, enis: 2, ipv4: 50, flags: fFacts | fNitro},          // hpc7a.48xlarge
-	1545: {off: 4942, n: 14, maxPods: 100, vcpus: 192, enis: 2, ipv4: 50, flags: fFacts | fNitro},         // hpc7a.96xlarge
-	2006: {off: 4956, n: 14, maxPods: 198, vcpus: 64, enis: 4, ipv4: 50, flags: fFacts | fNitro},          // hpc7g.16xlarge
-	735:  {off: 4970, n: 13, maxPods: 198, vcpus: 16, enis: 4, ipv4: 50, flags: fFacts | fNitro},          // hpc7g.4xlarge
-	874:  {off: 4983, n: 13, maxPods: 198, vcpus: 32, enis: 4, ipv4: 50, flags: fFacts | fNitro},          // hpc7g.8xlarge
-	777:  {off: 4996, n: 14, maxPods: 100, vcpus: 192, enis: 2, ipv4: 50, flags: fFacts | fNitro},         // hpc8a.96xlarge
-	365:  {off: 5010, n: 11, maxPods: 234, vcpus: 0, enis: 8, ipv4: 30, flags: fFacts},                    // hs1.8xlarge
-	889:  {off: 5021, n: 10, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fXen},              // i2.2xlarge
-	236:  {off: 5031, n: 10, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fXen},            // i2.4xlarge
-	1310: {off: 5041, n: 10, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fXen},            // i2.8xlarge
-	83:   {off: 5051, n: 9, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fXen},               // i2.xlarge
-	1450: {off: 5060, n: 11, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fXen},           // i3.16xlarge
-	456:  {off: 5071, n: 10, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fXen},              // i3.2xlarge
-	935:  {off: 5081, n: 10, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fXen},            // i3.4xlarge
-	787:  {off: 5091, n: 10, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fXen},            // i3.8xlarge
-	400:  {off: 5101, n: 8, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fXen},               // i3.large
-	1685: {off: 5109, n: 9, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fXen},               // i3.xlarge
-	634:  {off: 5118, n: 13, maxPods: 234, vcpus: 48, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // i3en.12xlarge
-	879:  {off: 5131, n: 13, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // i3en.24xlarge
-	257:  {off: 5144, n: 12, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // i3en.2xlarge
-	425:  {off: 5156, n: 12, maxPods: 58, vcpus: 12, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // i3en.3xlarge
-	331:  {off: 5168, n: 12, maxPods: 234, vcpus: 24, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // i3en.6xlarge
-	1101: {off: 5180, n: 10, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},            // i3en.large
-	417:  {off: 5190, n: 10, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fMetal},         // i3en.metal
-	27:   {off: 5200, n: 11, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // i3en.xlarge
-	1377: {off: 5211, n: 12, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // i4g.16xlarge
-	2002: {off: 5223, n: 11, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // i4g.2xlarge
-	1602: {off: 5234, n: 11, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // i4g.4xlarge
-	302:  {off: 5245, n: 11, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // i4g.8xlarge
-	497:  {off: 5256, n: 9, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},             // i4g.large
-	530:  {off: 5265, n: 10, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // i4g.xlarge
-	1530: {off: 5275, n: 12, maxPods: 234, vcpus: 48, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // i4i.12xlarge
-	203:  {off: 5287, n: 12, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // i4i.16xlarge
-	770:  {off: 5299, n: 12, maxPods: 437, vcpus: 96, enis: 15, ipv4: 30, flags: fFacts | fNitro},         // i4i.24xlarge
-	1272: {off: 5311, n: 11, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // i4i.2xlarge
-	1981: {off: 5322, n: 12, maxPods: 737, vcpus: 128, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // i4i.32xlarge
-	669:  {off: 5334, n: 11, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // i4i.4xlarge
-	1025: {off: 5345, n: 11, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // i4i.8xlarge
-	1541: {off: 5356, n: 9, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},             // i4i.large
-	1606: {off: 5365, n: 9, maxPods: 737, vcpus: 128, enis: 15, ipv4: 50, flags: fFacts | fMetal},         // i4i.metal
-	1779: {off: 5374, n: 10, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // i4i.xlarge
-	765:  {off: 5384, n: 12, maxPods: 234, vcpus: 48, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // i7i.12xlarge
-	1293: {off: 5396, n: 12, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // i7i.16xlarge
-	1373: {off: 5408, n: 12, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // i7i.24xlarge
-	395:  {off: 5420, n: 11, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // i7i.2xlarge
-	1651: {off: 5431, n: 12, maxPods: 737, vcpus: 192, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // i7i.48xlarge
-	981:  {off: 5443, n: 11, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // i7i.4xlarge
-	314:  {off: 5454, n: 11, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // i7i.8xlarge
-	1430: {off: 5465, n: 9, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},             // i7i.large
-	112:  {off: 5474, n: 14, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fMetal},         // i7i.metal-24xl
-	1479: {off: 5488, n: 14, maxPods: 737, vcpus: 192, enis: 15, ipv4: 50, flags: fFacts | fMetal},        // i7i.metal-48xl
-	421:  {off: 5502, n: 10, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // i7i.xlarge
-	447:  {off: 5512, n: 13, maxPods: 394, vcpus: 48, enis: 8, ipv4: 50, flags: fFacts | fNitro},          // i7ie.12xlarge
-	11:   {off: 5525, n: 13, maxPods: 737, vcpus: 72, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // i7ie.18xlarge
-	439:  {off: 5538, n: 13, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // i7ie.24xlarge
-	1798: {off: 5551, n: 12, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // i7ie.2xlarge
-	522:  {off: 5563, n: 12, maxPods: 58, vcpus: 12, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // i7ie.3xlarge
-	568:  {off: 5575, n: 13, maxPods: 737, vcpus: 192, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // i7ie.48xlarge
-	1496: {off: 5588, n: 12, maxPods: 234, vcpus: 24, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // i7ie.6xlarge
-	208:  {off: 5600, n: 10, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},            // i7ie.large
-	8:    {off: 5610, n: 15, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fMetal},         // i7ie.metal-24xl
-	1626: {off: 5625, n: 15, maxPods: 737, vcpus: 192, enis: 15, ipv4: 50, flags: fFacts | fMetal},        // i7ie.metal-48xl
-	1078: {off: 5640, n: 11, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // i7ie.xlarge
-	683:  {off: 5651, n: 12, maxPods: 234, vcpus: 48, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // i8g.12xlarge
-	640:  {off: 5663, n: 12, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // i8g.16xlarge
-	46:   {off: 5675, n: 12, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // i8g.24xlarge
-	1335: {off: 5687, n: 11, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // i8g.2xlarge
-	643:  {off: 5698, n: 12, maxPods: 737, vcpus: 192, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // i8g.48xlarge
-	520:  {off: 5710, n: 11, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // i8g.4xlarge
-	1867: {off: 5721, n: 11, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // i8g.8xlarge
-	315:  {off: 5732, n: 9, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},             // i8g.large
-	803:  {off: 5741, n: 14, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fMetal},         // i8g.metal-24xl
-	1916: {off: 5755, n: 14, maxPods: 737, vcpus: 192, enis: 15, ipv4: 50, flags: fFacts | fMetal},        // i8g.metal-48xl
-	265:  {off: 5769, n: 10, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // i8g.xlarge
-	1089: {off: 5779, n: 13, maxPods: 350, vcpus: 48, enis: 12, ipv4: 30, flags: fFacts | fNitro},         // i8ge.12xlarge
-	1597: {off: 5792, n: 13, maxPods: 786, vcpus: 72, enis: 16, ipv4: 50, flags: fFacts | fNitro},         // i8ge.18xlarge
-	1581: {off: 5805, n: 13, maxPods: 786, vcpus: 96, enis: 16, ipv4: 50, flags: fFacts | fNitro},         // i8ge.24xlarge
-	1308: {off: 5818, n: 12, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // i8ge.2xlarge
-	1015: {off: 5830, n: 12, maxPods: 176, vcpus: 12, enis: 6, ipv4: 30, flags: fFacts | fNitro},          // i8ge.3xlarge
-	240:  {off: 5842, n: 13, maxPods: 1178, vcpus: 192, enis: 24, ipv4: 50, flags: fFacts | fNitro},       // i8ge.48xlarge
-	1786: {off: 5855, n: 12, maxPods: 292, vcpus: 24, enis: 10, ipv4: 30, flags: fFacts | fNitro},         // i8ge.6xlarge
-	231:  {off: 5867, n: 10, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},            // i8ge.large
-	489:  {off: 5877, n: 15, maxPods: 786, vcpus: 96, enis: 16, ipv4: 50, flags: fFacts | fMetal},         // i8ge.metal-24xl
-	1886: {off: 5892, n: 15, maxPods: 1178, vcpus: 192, enis: 24, ipv4: 50, flags: fFacts | fMetal},       // i8ge.metal-48xl
-	113:  {off: 5907, n: 11, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // i8ge.xlarge
-	119:  {off: 5918, n: 14, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // im4gn.16xlarge
-	216:  {off: 5932, n: 13, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // im4gn.2xlarge
-	1407: {off: 5945, n: 13, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // im4gn.4xlarge
-	1888: {off: 5958, n: 13, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // im4gn.8xlarge
-	1505: {off: 5971, n: 11, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},            // im4gn.large
-	976:  {off: 5982, n: 12, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // im4gn.xlarge
-	140:  {off: 5994, n: 13, maxPods: 321, vcpus: 96, enis: 11, ipv4: 30, flags: fFacts | fNitro},         // inf1.24xlarge
-	372:  {off: 6007, n: 12, maxPods: 38, vcpus: 8, enis: 4, ipv4: 10, flags: fFacts | fNitro},            // inf1.2xlarge
-	762:  {off: 6019, n: 12, maxPods: 234, vcpus: 24, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // inf1.6xlarge
-	1573: {off: 6031, n: 11, maxPods: 38, vcpus: 4, enis: 4, ipv4: 10, flags: fFacts | fNitro},            // inf1.xlarge
-	648:  {off: 6042, n: 13, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // inf2.24xlarge
-	407:  {off: 6055, n: 13, maxPods: 737, vcpus: 192, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // inf2.48xlarge
-	186:  {off: 6068, n: 12, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // inf2.8xlarge
-	1431: {off: 6080, n: 11, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // inf2.xlarge
-	259:  {off: 6091, n: 14, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // is4gen.2xlarge
-	741:  {off: 6105, n: 14, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // is4gen.4xlarge
-	244:  {off: 6119, n: 14, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // is4gen.8xlarge
-	1504: {off: 6133, n: 12, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},            // is4gen.large
-	714:  {off: 6145, n: 13, maxPods: 8, vcpus: 1, enis: 2, ipv4: 4, flags: fFacts | fNitro},              // is4gen.medium
-	2036: {off: 6158, n: 13, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // is4gen.xlarge
-	1309: {off: 6171, n: 8, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fXen},               // m1.large
-	1919: {off: 6179, n: 9, maxPods: 12, vcpus: 1, enis: 2, ipv4: 6, flags: fFacts | fXen},                // m1.medium
-	1955: {off: 6188, n: 8, maxPods: 8, vcpus: 1, enis: 2, ipv4: 4, flags: fFacts | fXen},                 // m1.small
-	1566: {off: 6196, n: 9, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fXen},               // m1.xlarge
-	1098: {off: 6205, n: 10, maxPods: 118, vcpus: 4, enis: 4, ipv4: 30, flags: fFacts | fXen},             // m2.2xlarge
-	1108: {off: 6215, n: 10, maxPods: 234, vcpus: 8, enis: 8, ipv4: 30, flags: fFacts | fXen},             // m2.4xlarge
-	1043: {off: 6225, n: 9, maxPods: 58, vcpus: 2, enis: 4, ipv4: 15, flags: fFacts | fXen},               // m2.xlarge
-	1953: {off: 6234, n: 10, maxPods: 118, vcpus: 8, enis: 4, ipv4: 30, flags: fFacts | fXen},             // m3.2xlarge
-	1668: {off: 6244, n: 8, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fXen},               // m3.large
-	1990: {off: 6252, n: 9, maxPods: 12, vcpus: 1, enis: 2, ipv4: 6, flags: fFacts | fXen},                // m3.medium
-	1769: {off: 6261, n: 9, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fXen},               // m3.xlarge
-	306:  {off: 6270, n: 11, maxPods: 234, vcpus: 40, enis: 8, ipv4: 30, flags: fFacts | fXen},            // m4.10xlarge
-	751:  {off: 6281, n: 11, maxPods: 234, vcpus: 64, enis: 8, ipv4: 30, flags: fFacts | fXen},            // m4.16xlarge
-	1667: {off: 6292, n: 10, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fXen},              // m4.2xlarge
-	597:  {off: 6302, n: 10, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fXen},            // m4.4xlarge
-	1621: {off: 6312, n: 8, maxPods: 20, vcpus: 2, enis: 2, ipv4: 10, flags: fFacts | fXen},               // m4.large
-	696:  {off: 6320, n: 9, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fXen},               // m4.xlarge
-	1127: {off: 6329, n: 11, maxPods: 234, vcpus: 48, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m5.12xlarge
-	553:  {off: 6340, n: 11, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m5.16xlarge
-	435:  {off: 6351, n: 11, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m5.24xlarge
-	445:  {off: 6362, n: 10, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // m5.2xlarge
-	1049: {off: 6372, n: 10, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m5.4xlarge
-	946:  {off: 6382, n: 10, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m5.8xlarge
-	1942: {off: 6392, n: 8, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},             // m5.large
-	1298: {off: 6400, n: 8, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fMetal},          // m5.metal
-	430:  {off: 6408, n: 9, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // m5.xlarge
-	950:  {off: 6417, n: 12, maxPods: 234, vcpus: 48, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m5a.12xlarge
-	1263: {off: 6429, n: 12, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m5a.16xlarge
-	1846: {off: 6441, n: 12, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m5a.24xlarge
-	424:  {off: 6453, n: 11, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // m5a.2xlarge
-	1185: {off: 6464, n: 11, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m5a.4xlarge
-	335:  {off: 6475, n: 11, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m5a.8xlarge
-	1976: {off: 6486, n: 9, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},             // m5a.large
-	967:  {off: 6495, n: 10, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // m5a.xlarge
-	173:  {off: 6505, n: 13, maxPods: 234, vcpus: 48, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m5ad.12xlarge
-	1795: {off: 6518, n: 13, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m5ad.16xlarge
-	90:   {off: 6531, n: 13, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m5ad.24xlarge
-	1540: {off: 6544, n: 12, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // m5ad.2xlarge
-	263:  {off: 6556, n: 12, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m5ad.4xlarge
-	1657: {off: 6568, n: 12, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m5ad.8xlarge
-	678:  {off: 6580, n: 10, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},            // m5ad.large
-	575:  {off: 6590, n: 11, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // m5ad.xlarge
-	823:  {off: 6601, n: 12, maxPods: 234, vcpus: 48, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m5d.12xlarge
-	1034: {off: 6613, n: 12, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m5d.16xlarge
-	589:  {off: 6625, n: 12, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m5d.24xlarge
-	280:  {off: 6637, n: 11, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // m5d.2xlarge
-	660:  {off: 6648, n: 11, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m5d.4xlarge
-	1992: {off: 6659, n: 11, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m5d.8xlarge
-	1474: {off: 6670, n: 9, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},             // m5d.large
-	483:  {off: 6679, n: 9, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fMetal},          // m5d.metal
-	476:  {off: 6688, n: 10, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // m5d.xlarge
-	1003: {off: 6698, n: 13, maxPods: 234, vcpus: 48, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m5dn.12xlarge
-	886:  {off: 6711, n: 13, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m5dn.16xlarge
-	402:  {off: 6724, n: 13, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m5dn.24xlarge
-	1408: {off: 6737, n: 12, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // m5dn.2xlarge
-	1647: {off: 6749, n: 12, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m5dn.4xlarge
-	23:   {off: 6761, n: 12, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m5dn.8xlarge
-	415:  {off: 6773, n: 10, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},            // m5dn.large
-	283:  {off: 6783, n: 10, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fMetal},         // m5dn.metal
-	388:  {off: 6793, n: 11, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // m5dn.xlarge
-	1244: {off: 6804, n: 12, maxPods: 234, vcpus: 48, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m5n.12xlarge
-	1457: {off: 6816, n: 12, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m5n.16xlarge
-	593:  {off: 6828, n: 12, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m5n.24xlarge
-	948:  {off: 6840, n: 11, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // m5n.2xlarge
-	1855: {off: 6851, n: 11, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m5n.4xlarge
-	1302: {off: 6862, n: 11, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m5n.8xlarge
-	471:  {off: 6873, n: 9, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},             // m5n.large
-	1598: {off: 6882, n: 9, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fMetal},          // m5n.metal
-	468:  {off: 6891, n: 10, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // m5n.xlarge
-	1154: {off: 6901, n: 13, maxPods: 737, vcpus: 48, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m5zn.12xlarge
-	796:  {off: 6914, n: 12, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // m5zn.2xlarge
-	1141: {off: 6926, n: 12, maxPods: 234, vcpus: 12, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m5zn.3xlarge
-	600:  {off: 6938, n: 12, maxPods: 234, vcpus: 24, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m5zn.6xlarge
-	543:  {off: 6950, n: 10, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},            // m5zn.large
-	724:  {off: 6960, n: 10, maxPods: 737, vcpus: 48, enis: 15, ipv4: 50, flags: fFacts | fMetal},         // m5zn.metal
-	897:  {off: 6970, n: 11, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // m5zn.xlarge
-	1281: {off: 6981, n: 12, maxPods: 234, vcpus: 48, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m6a.12xlarge
-	313:  {off: 6993, n: 12, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m6a.16xlarge
-	818:  {off: 7005, n: 12, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m6a.24xlarge
-	1121: {off: 7017, n: 11, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // m6a.2xlarge
-	133:  {off: 7028, n: 12, maxPods: 737, vcpus: 128, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // m6a.32xlarge
-	360:  {off: 7040, n: 12, maxPods: 737, vcpus: 192, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // m6a.48xlarge
-	692:  {off: 7052, n: 11, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m6a.4xlarge
-	1511: {off: 7063, n: 11, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m6a.8xlarge
-	1524: {off: 7074, n: 9, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},             // m6a.large
-	95:   {off: 7083, n: 9, maxPods: 737, vcpus: 192, enis: 15, ipv4: 50, flags: fFacts | fMetal},         // m6a.metal
-	1577: {off: 7092, n: 10, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // m6a.xlarge
-	444:  {off: 7102, n: 12, maxPods: 234, vcpus: 48, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m6g.12xlarge
-	1628: {off: 7114, n: 12, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m6g.16xlarge
-	1644: {off: 7126, n: 11, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // m6g.2xlarge
-	592:  {off: 7137, n: 11, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m6g.4xlarge
-	281:  {off: 7148, n: 11, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m6g.8xlarge
-	1574: {off: 7159, n: 9, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},             // m6g.large
-	756:  {off: 7168, n: 10, maxPods: 8, vcpus: 1, enis: 2, ipv4: 4, flags: fFacts | fNitro},              // m6g.medium
-	1716: {off: 7178, n: 9, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fMetal},          // m6g.metal
-	842:  {off: 7187, n: 10, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // m6g.xlarge
-	1453: {off: 7197, n: 13, maxPods: 234, vcpus: 48, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m6gd.12xlarge
-	2005: {off: 7210, n: 13, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m6gd.16xlarge
-	545:  {off: 7223, n: 12, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // m6gd.2xlarge
-	1570: {off: 7235, n: 12, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m6gd.4xlarge
-	1470: {off: 7247, n: 12, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m6gd.8xlarge
-	536:  {off: 7259, n: 10, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},            // m6gd.large
-	116:  {off: 7269, n: 11, maxPods: 8, vcpus: 1, enis: 2, ipv4: 4, flags: fFacts | fNitro},              // m6gd.medium
-	574:  {off: 7280, n: 10, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fMetal},         // m6gd.metal
-	399:  {off: 7290, n: 11, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // m6gd.xlarge
-	1029: {off: 7301, n: 12, maxPods: 234, vcpus: 48, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m6i.12xlarge
-	1856: {off: 7313, n: 12, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m6i.16xlarge
-	901:  {off: 7325, n: 12, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m6i.24xlarge
-	523:  {off: 7337, n: 11, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // m6i.2xlarge
-	1516: {off: 7348, n: 12, maxPods: 737, vcpus: 128, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // m6i.32xlarge
-	825:  {off: 7360, n: 11, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m6i.4xlarge
-	333:  {off: 7371, n: 11, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m6i.8xlarge
-	1444: {off: 7382, n: 9, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},             // m6i.large
-	339:  {off: 7391, n: 9, maxPods: 737, vcpus: 128, enis: 15, ipv4: 50, flags: fFacts | fMetal},         // m6i.metal
-	136:  {off: 7400, n: 10, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // m6i.xlarge
-	547:  {off: 7410, n: 13, maxPods: 234, vcpus: 48, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m6id.12xlarge
-	1494: {off: 7423, n: 13, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m6id.16xlarge
-	956:  {off: 7436, n: 13, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m6id.24xlarge
-	1591: {off: 7449, n: 12, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // m6id.2xlarge
-	1417: {off: 7461, n: 13, maxPods: 737, vcpus: 128, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // m6id.32xlarge
-	1158: {off: 7474, n: 12, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m6id.4xlarge
-	1191: {off: 7486, n: 12, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m6id.8xlarge
-	990:  {off: 7498, n: 10, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},            // m6id.large
-	1957: {off: 7508, n: 10, maxPods: 737, vcpus: 128, enis: 15, ipv4: 50, flags: fFacts | fMetal},        // m6id.metal
-	1730: {off: 7518, n: 11, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // m6id.xlarge
-	747:  {off: 7529, n: 14, maxPods: 234, vcpus: 48, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m6idn.12xlarge
-	1186: {off: 7543, n: 14, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m6idn.16xlarge
-	1095: {off: 7557, n: 14, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m6idn.24xlarge
-	1778: {off: 7571, n: 13, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // m6idn.2xlarge
-	59:   {off: 7584, n: 14, maxPods: 394, vcpus: 128, enis: 8, ipv4: 50, flags: fFacts | fNitro},         // m6idn.32xlarge
-	1177: {off: 7598, n: 13, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m6idn.4xlarge
-	123:  {off: 7611, n: 13, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m6idn.8xlarge
-	204:  {off: 7624, n: 11, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},            // m6idn.large
-	1859: {off: 7635, n: 11, maxPods: 394, vcpus: 128, enis: 8, ipv4: 50, flags: fFacts | fMetal},         // m6idn.metal
-	1672: {off: 7646, n: 12, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // m6idn.xlarge
-	1412: {off: 7658, n: 13, maxPods: 234, vcpus: 48, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m6in.12xlarge
-	1338: {off: 7671, n: 13, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m6in.16xlarge
-	595:  {off: 7684, n: 13, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m6in.24xlarge
-	996:  {off: 7697, n: 12, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // m6in.2xlarge
-	1189: {off: 7709, n: 13, maxPods: 394, vcpus: 128, enis: 8, ipv4: 50, flags: fFacts | fNitro},         // m6in.32xlarge
-	42:   {off: 7722, n: 12, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m6in.4xlarge
-	1427: {off: 7734, n: 12, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m6in.8xlarge
-	933:  {off: 7746, n: 10, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},            // m6in.large
-	876:  {off: 7756, n: 10, maxPods: 394, vcpus: 128, enis: 8, ipv4: 50, flags: fFacts | fMetal},         // m6in.metal
-	1048: {off: 7766, n: 11, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // m6in.xlarge
-	722:  {off: 7777, n: 12, maxPods: 234, vcpus: 48, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m7a.12xlarge
-	438:  {off: 7789, n: 12, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m7a.16xlarge
-	940:  {off: 7801, n: 12, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m7a.24xlarge
-	1353: {off: 7813, n: 11, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // m7a.2xlarge
-	127:  {off: 7824, n: 12, maxPods: 737, vcpus: 128, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // m7a.32xlarge
-	1067: {off: 7836, n: 12, maxPods: 737, vcpus: 192, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // m7a.48xlarge
-	1948: {off: 7848, n: 11, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m7a.4xlarge
-	1405: {off: 7859, n: 11, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m7a.8xlarge
-	1601: {off: 7870, n: 9, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},             // m7a.large
-	1495: {off: 7879, n: 10, maxPods: 8, vcpus: 1, enis: 2, ipv4: 4, flags: fFacts | fNitro},              // m7a.medium
-	1736: {off: 7889, n: 14, maxPods: 737, vcpus: 192, enis: 15, ipv4: 50, flags: fFacts | fMetal},        // m7a.metal-48xl
-	303:  {off: 7903, n: 10, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // m7a.xlarge
-	535:  {off: 7913, n: 12, maxPods: 234, vcpus: 48, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m7g.12xlarge
-	1891: {off: 7925, n: 12, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m7g.16xlarge
-	938:  {off: 7937, n: 11, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // m7g.2xlarge
-	462:  {off: 7948, n: 11, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m7g.4xlarge
-	137:  {off: 7959, n: 11, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m7g.8xlarge
-	675:  {off: 7970, n: 9, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},             // m7g.large
-	185:  {off: 7979, n: 10, maxPods: 8, vcpus: 1, enis: 2, ipv4: 4, flags: fFacts | fNitro},              // m7g.medium
-	910:  {off: 7989, n: 9, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fMetal},          // m7g.metal
-	1543: {off: 7998, n: 10, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // m7g.xlarge
-	1744: {off: 8008, n: 13, maxPods: 234, vcpus: 48, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m7gd.12xlarge
-	194:  {off: 8021, n: 13, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m7gd.16xlarge
-	78:   {off: 8034, n: 12, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // m7gd.2xlarge
-	175:  {off: 8046, n: 12, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m7gd.4xlarge
-	1700: {off: 8058, n: 12, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m7gd.8xlarge
-	750:  {off: 8070, n: 10, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},            // m7gd.large
-	1773: {off: 8080, n: 11, maxPods: 8, vcpus: 1, enis: 2, ipv4: 4, flags: fFacts | fNitro},              // m7gd.medium
-	459:  {off: 8091, n: 10, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fMetal},         // m7gd.metal
-	721:  {off: 8101, n: 11, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // m7gd.xlarge
-	506:  {off: 8112, n: 17, maxPods: 234, vcpus: 48, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m7i-flex.12xlarge
-	1434: {off: 8129, n: 17, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m7i-flex.16xlarge
-	1384: {off: 8146, n: 16, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // m7i-flex.2xlarge
-	931:  {off: 8162, n: 16, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m7i-flex.4xlarge
-	74:   {off: 8178, n: 16, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m7i-flex.8xlarge
-	731:  {off: 8194, n: 14, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},            // m7i-flex.large
-	340:  {off: 8208, n: 15, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // m7i-flex.xlarge
-	1332: {off: 8223, n: 12, maxPods: 234, vcpus: 48, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m7i.12xlarge
-	1022: {off: 8235, n: 12, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m7i.16xlarge
-	362:  {off: 8247, n: 12, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m7i.24xlarge
-	206:  {off: 8259, n: 11, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // m7i.2xlarge
-	2026: {off: 8270, n: 12, maxPods: 737, vcpus: 192, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // m7i.48xlarge
-	179:  {off: 8282, n: 11, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m7i.4xlarge
-	743:  {off: 8293, n: 11, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m7i.8xlarge
-	16:   {off: 8304, n: 9, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},             // m7i.large
-	1426: {off: 8313, n: 14, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fMetal},         // m7i.metal-24xl
-	31:   {off: 8327, n: 14, maxPods: 737, vcpus: 192, enis: 15, ipv4: 50, flags: fFacts | fMetal},        // m7i.metal-48xl
-	1333: {off: 8341, n: 10, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // m7i.xlarge
-	1002: {off: 8351, n: 12, maxPods: 758, vcpus: 48, enis: 12, ipv4: 64, flags: fFacts | fNitro},         // m8a.12xlarge
-	1774: {off: 8363, n: 12, maxPods: 1010, vcpus: 64, enis: 16, ipv4: 64, flags: fFacts | fNitro},        // m8a.16xlarge
-	401:  {off: 8375, n: 12, maxPods: 1010, vcpus: 96, enis: 16, ipv4: 64, flags: fFacts | fNitro},        // m8a.24xlarge
-	1663: {off: 8387, n: 11, maxPods: 158, vcpus: 8, enis: 4, ipv4: 40, flags: fFacts | fNitro},           // m8a.2xlarge
-	1938: {off: 8398, n: 12, maxPods: 1514, vcpus: 192, enis: 24, ipv4: 64, flags: fFacts | fNitro},       // m8a.48xlarge
-	1578: {off: 8410, n: 11, maxPods: 314, vcpus: 16, enis: 8, ipv4: 40, flags: fFacts | fNitro},          // m8a.4xlarge
-	989:  {off: 8421, n: 11, maxPods: 392, vcpus: 32, enis: 10, ipv4: 40, flags: fFacts | fNitro},         // m8a.8xlarge
-	1224: {off: 8432, n: 9, maxPods: 59, vcpus: 2, enis: 3, ipv4: 20, flags: fFacts | fNitro},             // m8a.large
-	1806: {off: 8441, n: 10, maxPods: 8, vcpus: 1, enis: 2, ipv4: 4, flags: fFacts | fNitro},              // m8a.medium
-	391:  {off: 8451, n: 14, maxPods: 1010, vcpus: 96, enis: 16, ipv4: 64, flags: fFacts | fMetal},        // m8a.metal-24xl
-	457:  {off: 8465, n: 14, maxPods: 1514, vcpus: 192, enis: 24, ipv4: 64, flags: fFacts | fMetal},       // m8a.metal-48xl
-	1816: {off: 8479, n: 10, maxPods: 78, vcpus: 4, enis: 4, ipv4: 20, flags: fFacts | fNitro},            // m8a.xlarge
-	80:   {off: 8489, n: 14, maxPods: 1010, vcpus: 48, enis: 16, ipv4: 64, flags: fFacts | fNitro},        // m8azn.12xlarge
-	559:  {off: 8503, n: 14, maxPods: 1010, vcpus: 96, enis: 16, ipv4: 64, flags: fFacts | fNitro},        // m8azn.24xlarge
-	107:  {off: 8517, n: 13, maxPods: 314, vcpus: 12, enis: 8, ipv4: 40, flags: fFacts | fNitro},          // m8azn.3xlarge
-	1507: {off: 8530, n: 13, maxPods: 314, vcpus: 24, enis: 8, ipv4: 40, flags: fFacts | fNitro},          // m8azn.6xlarge
-	153:  {off: 8543, n: 11, maxPods: 78, vcpus: 2, enis: 4, ipv4: 20, flags: fFacts | fNitro},            // m8azn.large
-	453:  {off: 8554, n: 12, maxPods: 11, vcpus: 1, enis: 3, ipv4: 4, flags: fFacts | fNitro},             // m8azn.medium
-	1059: {off: 8566, n: 16, maxPods: 1010, vcpus: 48, enis: 16, ipv4: 64, flags: fFacts | fMetal},        // m8azn.metal-12xl
-	88:   {off: 8582, n: 16, maxPods: 1010, vcpus: 96, enis: 16, ipv4: 64, flags: fFacts | fMetal},        // m8azn.metal-24xl
-	556:  {off: 8598, n: 12, maxPods: 78, vcpus: 4, enis: 4, ipv4: 20, flags: fFacts | fNitro},            // m8azn.xlarge
-	168:  {off: 8610, n: 12, maxPods: 234, vcpus: 48, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m8g.12xlarge
-	1132: {off: 8622, n: 12, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m8g.16xlarge
-	1840: {off: 8634, n: 12, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m8g.24xlarge
-	613:  {off: 8646, n: 11, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // m8g.2xlarge
-	1124: {off: 8657, n: 12, maxPods: 737, vcpus: 192, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // m8g.48xlarge
-	1989: {off: 8669, n: 11, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m8g.4xlarge
-	1905: {off: 8680, n: 11, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m8g.8xlarge
-	1576: {off: 8691, n: 9, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},             // m8g.large
-	1929: {off: 8700, n: 10, maxPods: 8, vcpus: 1, enis: 2, ipv4: 4, flags: fFacts | fNitro},              // m8g.medium
-	1858: {off: 8710, n: 14, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fMetal},         // m8g.metal-24xl
-	3:    {off: 8724, n: 14, maxPods: 737, vcpus: 192, enis: 15, ipv4: 50, flags: fFacts | fMetal},        // m8g.metal-48xl
-	658:  {off: 8738, n: 10, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // m8g.xlarge
-	1194: {off: 8748, n: 13, maxPods: 350, vcpus: 48, enis: 12, ipv4: 30, flags: fFacts | fNitro},         // m8gb.12xlarge
-	1418: {off: 8761, n: 13, maxPods: 786, vcpus: 64, enis: 16, ipv4: 50, flags: fFacts | fNitro},         // m8gb.16xlarge
-	1239: {off: 8774, n: 13, maxPods: 1178, vcpus: 96, enis: 24, ipv4: 50, flags: fFacts | fNitro},        // m8gb.24xlarge
-	2032: {off: 8787, n: 12, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // m8gb.2xlarge
-	1103: {off: 8799, n: 13, maxPods: 590, vcpus: 192, enis: 12, ipv4: 50, flags: fFacts | fNitro},        // m8gb.48xlarge
-	1379: {off: 8812, n: 12, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m8gb.4xlarge
-	1204: {off: 8824, n: 12, maxPods: 292, vcpus: 32, enis: 10, ipv4: 30, flags: fFacts | fNitro},         // m8gb.8xlarge
-	1397: {off: 8836, n: 10, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},            // m8gb.large
-	1292: {off: 8846, n: 11, maxPods: 8, vcpus: 1, enis: 2, ipv4: 4, flags: fFacts | fNitro},              // m8gb.medium
-	1247: {off: 8857, n: 15, maxPods: 1178, vcpus: 96, enis: 24, ipv4: 50, flags: fFacts | fMetal},        // m8gb.metal-24xl
-	433:  {off: 8872, n: 15, maxPods: 590, vcpus: 192, enis: 12, ipv4: 50, flags: fFacts | fMetal},        // m8gb.metal-48xl
-	1837: {off: 8887, n: 11, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // m8gb.xlarge
-	1151: {off: 8898, n: 13, maxPods: 234, vcpus: 48, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m8gd.12xlarge
-	952:  {off: 8911, n: 13, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m8gd.16xlarge
-	641:  {off: 8924, n: 13, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m8gd.24xlarge
-	174:  {off: 8937, n: 12, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // m8gd.2xlarge
-	1696: {off: 8949, n: 13, maxPods: 737, vcpus: 192, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // m8gd.48xlarge
-	1665: {off: 8962, n: 12, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m8gd.4xlarge
-	221:  {off: 8974, n: 12, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m8gd.8xlarge
-	1109: {off: 8986, n: 10, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},            // m8gd.large
-	1246: {off: 8996, n: 11, maxPods: 8, vcpus: 1, enis: 2, ipv4: 4, flags: fFacts | fNitro},              // m8gd.medium
-	926:  {off: 9007, n: 15, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fMetal},         // m8gd.metal-24xl
-	1061: {off: 9022, n: 15, maxPods: 737, vcpus: 192, enis: 15, ipv4: 50, flags: fFacts | fMetal},        // m8gd.metal-48xl
-	198:  {off: 9037, n: 11, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // m8gd.xlarge
-	1288: {off: 9048, n: 13, maxPods: 350, vcpus: 48, enis: 12, ipv4: 30, flags: fFacts | fNitro},         // m8gn.12xlarge
-	1374: {off: 9061, n: 13, maxPods: 786, vcpus: 64, enis: 16, ipv4: 50, flags: fFacts | fNitro},         // m8gn.16xlarge
-	1635: {off: 9074, n: 13, maxPods: 1178, vcpus: 96, enis: 24, ipv4: 50, flags: fFacts | fNitro},        // m8gn.24xlarge
-	1809: {off: 9087, n: 12, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // m8gn.2xlarge
-	1226: {off: 9099, n: 13, maxPods: 590, vcpus: 192, enis: 12, ipv4: 50, flags: fFacts | fNitro},        // m8gn.48xlarge
-	849:  {off: 9112, n: 12, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m8gn.4xlarge
-	877:  {off: 9124, n: 12, maxPods: 292, vcpus: 32, enis: 10, ipv4: 30, flags: fFacts | fNitro},         // m8gn.8xlarge
-	115:  {off: 9136, n: 10, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},            // m8gn.large
-	1424: {off: 9146, n: 11, maxPods: 8, vcpus: 1, enis: 2, ipv4: 4, flags: fFacts | fNitro},              // m8gn.medium
-	797:  {off: 9157, n: 15, maxPods: 1178, vcpus: 96, enis: 24, ipv4: 50, flags: fFacts | fMetal},        // m8gn.metal-24xl
-	650:  {off: 9172, n: 15, maxPods: 590, vcpus: 192, enis: 12, ipv4: 50, flags: fFacts | fMetal},        // m8gn.metal-48xl
-	131:  {off: 9187, n: 11, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // m8gn.xlarge
-	528:  {off: 9198, n: 17, maxPods: 590, vcpus: 48, enis: 12, ipv4: 50, flags: fFacts | fNitro},         // m8i-flex.12xlarge
-	859:  {off: 9215, n: 17, maxPods: 1010, vcpus: 64, enis: 16, ipv4: 64, flags: fFacts | fNitro},        // m8i-flex.16xlarge
-	10:   {off: 9232, n: 16, maxPods: 118, vcpus: 8, enis: 4, ipv4: 30, flags: fFacts | fNitro},           // m8i-flex.2xlarge
-	67:   {off: 9248, n: 16, maxPods: 394, vcpus: 16, enis: 8, ipv4: 50, flags: fFacts | fNitro},          // m8i-flex.4xlarge
-	327:  {off: 9264, n: 16, maxPods: 492, vcpus: 32, enis: 10, ipv4: 50, flags: fFacts | fNitro},         // m8i-flex.8xlarge
-	1785: {off: 9280, n: 14, maxPods: 59, vcpus: 2, enis: 3, ipv4: 20, flags: fFacts | fNitro},            // m8i-flex.large
-	626:  {off: 9294, n: 15, maxPods: 118, vcpus: 4, enis: 4, ipv4: 30, flags: fFacts | fNitro},           // m8i-flex.xlarge
-	1699: {off: 9309, n: 12, maxPods: 590, vcpus: 48, enis: 12, ipv4: 50, flags: fFacts | fNitro},         // m8i.12xlarge
-	478:  {off: 9321, n: 12, maxPods: 1010, vcpus: 64, enis: 16, ipv4: 64, flags: fFacts | fNitro},        // m8i.16xlarge
-	97:   {off: 9333, n: 12, maxPods: 1010, vcpus: 96, enis: 16, ipv4: 64, flags: fFacts | fNitro},        // m8i.24xlarge
-	1813: {off: 9345, n: 11, maxPods: 118, vcpus: 8, enis: 4, ipv4: 30, flags: fFacts | fNitro},           // m8i.2xlarge
-	120:  {off: 9356, n: 12, maxPods: 1514, vcpus: 128, enis: 24, ipv4: 64, flags: fFacts | fNitro},       // m8i.32xlarge
-	1454: {off: 9368, n: 12, maxPods: 1514, vcpus: 192, enis: 24, ipv4: 64, flags: fFacts | fNitro},       // m8i.48xlarge
-	1927: {off: 9380, n: 11, maxPods: 394, vcpus: 16, enis: 8, ipv4: 50, flags: fFacts | fNitro},          // m8i.4xlarge
-	2019: {off: 9391, n: 11, maxPods: 492, vcpus: 32, enis: 10, ipv4: 50, flags: fFacts | fNitro},         // m8i.8xlarge
-	423:  {off: 9402, n: 12, maxPods: 1514, vcpus: 384, enis: 24, ipv4: 64, flags: fFacts | fNitro},       // m8i.96xlarge
-	866:  {off: 9414, n: 9, maxPods: 59, vcpus: 2, enis: 3, ipv4: 20, flags: fFacts | fNitro},             // m8i.large
-	218:  {off: 9423, n: 14, maxPods: 1514, vcpus: 192, enis: 24, ipv4: 64, flags: fFacts | fMetal},       // m8i.metal-48xl
-	1614: {off: 9437, n: 14, maxPods: 1514, vcpus: 384, enis: 24, ipv4: 64, flags: fFacts | fMetal},       // m8i.metal-96xl
-	48:   {off: 9451, n: 10, maxPods: 118, vcpus: 4, enis: 4, ipv4: 30, flags: fFacts | fNitro},           // m8i.xlarge
-	1145: {off: 9461, n: 13, maxPods: 590, vcpus: 48, enis: 12, ipv4: 50, flags: fFacts | fNitro},         // m8ib.12xlarge
-	233:  {off: 9474, n: 13, maxPods: 1010, vcpus: 64, enis: 16, ipv4: 64, flags: fFacts | fNitro},        // m8ib.16xlarge
-	1735: {off: 9487, n: 13, maxPods: 1010, vcpus: 96, enis: 16, ipv4: 64, flags: fFacts | fNitro},        // m8ib.24xlarge
-	106:  {off: 9500, n: 12, maxPods: 118, vcpus: 8, enis: 4, ipv4: 30, flags: fFacts | fNitro},           // m8ib.2xlarge
-	309:  {off: 9512, n: 13, maxPods: 1010, vcpus: 128, enis: 16, ipv4: 64, flags: fFacts | fNitro},       // m8ib.32xlarge
-	2021: {off: 9525, n: 13, maxPods: 1514, vcpus: 192, enis: 24, ipv4: 64, flags: fFacts | fNitro},       // m8ib.48xlarge
-	647:  {off: 9538, n: 12, maxPods: 394, vcpus: 16, enis: 8, ipv4: 50, flags: fFacts | fNitro},          // m8ib.4xlarge
-	76:   {off: 9550, n: 12, maxPods: 394, vcpus: 32, enis: 8, ipv4: 50, flags: fFacts | fNitro},          // m8ib.8xlarge
-	972:  {off: 9562, n: 13, maxPods: 758, vcpus: 384, enis: 12, ipv4: 64, flags: fFacts | fNitro},        // m8ib.96xlarge
-	758:  {off: 9575, n: 10, maxPods: 78, vcpus: 2, enis: 4, ipv4: 20, flags: fFacts | fNitro},            // m8ib.large
-	1839: {off: 9585, n: 15, maxPods: 1514, vcpus: 192, enis: 24, ipv4: 64, flags: fFacts | fMetal},       // m8ib.metal-48xl
-	1497: {off: 9600, n: 15, maxPods: 758, vcpus: 384, enis: 12, ipv4: 64, flags: fFacts | fMetal},        // m8ib.metal-96xl
-	1230: {off: 9615, n: 11, maxPods: 118, vcpus: 4, enis: 4, ipv4: 30, flags: fFacts | fNitro},           // m8ib.xlarge
-	1567: {off: 9626, n: 13, maxPods: 590, vcpus: 48, enis: 12, ipv4: 50, flags: fFacts | fNitro},         // m8id.12xlarge
-	1620: {off: 9639, n: 13, maxPods: 1010, vcpus: 64, enis: 16, ipv4: 64, flags: fFacts | fNitro},        // m8id.16xlarge
-	1693: {off: 9652, n: 13, maxPods: 1010, vcpus: 96, enis: 16, ipv4: 64, flags: fFacts | fNitro},        // m8id.24xlarge
-	609:  {off: 9665, n: 12, maxPods: 118, vcpus: 8, enis: 4, ipv4: 30, flags: fFacts | fNitro},           // m8id.2xlarge
-	1073: {off: 9677, n: 13, maxPods: 1514, vcpus: 128, enis: 24, ipv4: 64, flags: fFacts | fNitro},       // m8id.32xlarge
-	883:  {off: 9690, n: 13, maxPods: 1514, vcpus: 192, enis: 24, ipv4: 64, flags: fFacts | fNitro},       // m8id.48xlarge
-	845:  {off: 9703, n: 12, maxPods: 394, vcpus: 16, enis: 8, ipv4: 50, flags: fFacts | fNitro},          // m8id.4xlarge
-	1741: {off: 9715, n: 12, maxPods: 492, vcpus: 32, enis: 10, ipv4: 50, flags: fFacts | fNitro},         // m8id.8xlarge
-	1889: {off: 9727, n: 13, maxPods: 1514, vcpus: 384, enis: 24, ipv4: 64, flags: fFacts | fNitro},       // m8id.96xlarge
-	1804: {off: 9740, n: 10, maxPods: 59, vcpus: 2, enis: 3, ipv4: 20, flags: fFacts | fNitro},            // m8id.large
-	969:  {off: 9750, n: 15, maxPods: 1514, vcpus: 192, enis: 24, ipv4: 64, flags: fFacts | fMetal},       // m8id.metal-48xl
-	2039: {off: 9765, n: 15, maxPods: 1514, vcpus: 384, enis: 24, ipv4: 64, flags: fFacts | fMetal},       // m8id.metal-96xl
-	974:  {off: 9780, n: 11, maxPods: 118, vcpus: 4, enis: 4, ipv4: 30, flags: fFacts | fNitro},           // m8id.xlarge
-	1890: {off: 9791, n: 14, maxPods: 590, vcpus: 48, enis: 12, ipv4: 50, flags: fFacts | fNitro},         // m8idb.12xlarge
-	808:  {off: 9805, n: 14, maxPods: 1010, vcpus: 64, enis: 16, ipv4: 64, flags: fFacts | fNitro},        // m8idb.16xlarge
-	1983: {off: 9819, n: 14, maxPods: 1010, vcpus: 96, enis: 16, ipv4: 64, flags: fFacts | fNitro},        // m8idb.24xlarge
-	1498: {off: 9833, n: 13, maxPods: 118, vcpus: 8, enis: 4, ipv4: 30, flags: fFacts | fNitro},           // m8idb.2xlarge
-	1316: {off: 9846, n: 14, maxPods: 1010, vcpus: 128, enis: 16, ipv4: 64, flags: fFacts | fNitro},       // m8idb.32xlarge
-	1829: {off: 9860, n: 14, maxPods: 1514, vcpus: 192, enis: 24, ipv4: 64, flags: fFacts | fNitro},       // m8idb.48xlarge
-	761:  {off: 9874, n: 13, maxPods: 394, vcpus: 16, enis: 8, ipv4: 50, flags: fFacts | fNitro},          // m8idb.4xlarge
-	66:   {off: 9887, n: 13, maxPods: 394, vcpus: 32, enis: 8, ipv4: 50, flags: fFacts | fNitro},          // m8idb.8xlarge
-	1906: {off: 9900, n: 14, maxPods: 758, vcpus: 384, enis: 12, ipv4: 64, flags: fFacts | fNitro},        // m8idb.96xlarge
-	35:   {off: 9914, n: 11, maxPods: 78, vcpus: 2, enis: 4, ipv4: 20, flags: fFacts | fNitro},            // m8idb.large
-	1196: {off: 9925, n: 16, maxPods: 1514, vcpus: 192, enis: 24, ipv4: 64, flags: fFacts | fMetal},       // m8idb.metal-48xl
-	1894: {off: 9941, n: 16, maxPods: 758, vcpus: 384, enis: 12, ipv4: 64, flags: fFacts | fMetal},        // m8idb.metal-96xl
-	169:  {off: 9957, n: 12, maxPods: 118, vcpus: 4, enis: 4, ipv4: 30, flags: fFacts | fNitro},           // m8idb.xlarge
-	2037: {off: 9969, n: 14, maxPods: 590, vcpus: 48, enis: 12, ipv4: 50, flags: fFacts | fNitro},         // m8idn.12xlarge
-	2008: {off: 9983, n: 14, maxPods: 1010, vcpus: 64, enis: 16, ipv4: 64, flags: fFacts | fNitro},        // m8idn.16xlarge
-	768:  {off: 9997, n: 14, maxPods: 1010, vcpus: 96, enis: 16, ipv4: 64, flags: fFacts | fNitro},        // m8idn.24xlarge
-	100:  {off: 10011, n: 13, maxPods: 118, vcpus: 8, enis: 4, ipv4: 30, flags: fFacts | fNitro},          // m8idn.2xlarge
-	275:  {off: 10024, n: 14, maxPods: 1010, vcpus: 128, enis: 16, ipv4: 64, flags: fFacts | fNitro},      // m8idn.32xlarge
-	1135: {off: 10038, n: 14, maxPods: 1514, vcpus: 192, enis: 24, ipv4: 64, flags: fFacts | fNitro},      // m8idn.48xlarge
-	406:  {off: 10052, n: 13, maxPods: 394, vcpus: 16, enis: 8, ipv4: 50, flags: fFacts | fNitro},         // m8idn.4xlarge
-	727:  {off: 10065, n: 13, maxPods: 394, vcpus: 32, enis: 8, ipv4: 50, flags: fFacts | fNitro},         // m8idn.8xlarge
-	713:  {off: 10078, n: 14, maxPods: 758, vcpus: 384, enis: 12, ipv4: 64, flags: fFacts | fNitro},       // m8idn.96xlarge
-	485:  {off: 10092, n: 11, maxPods: 78, vcpus: 2, enis: 4, ipv4: 20, flags: fFacts | fNitro},           // m8idn.large
-	278:  {off: 10103, n: 16, maxPods: 1514, vcpus: 192, enis: 24, ipv4: 64, flags: fFacts | fMetal},      // m8idn.metal-48xl
-	18:   {off: 10119, n: 16, maxPods: 758, vcpus: 384, enis: 12, ipv4: 64, flags: fFacts | fMetal},       // m8idn.metal-96xl
-	412:  {off: 10135, n: 12, maxPods: 118, vcpus: 4, enis: 4, ipv4: 30, flags: fFacts | fNitro},          // m8idn.xlarge
-	893:  {off: 10147, n: 13, maxPods: 590, vcpus: 48, enis: 12, ipv4: 50, flags: fFacts | fNitro},        // m8in.12xlarge
-	319:  {off: 10160, n: 13, maxPods: 1010, vcpus: 64, enis: 16, ipv4: 64, flags: fFacts | fNitro},       // m8in.16xlarge
-	918:  {off: 10173, n: 13, maxPods: 1010, vcpus: 96, enis: 16, ipv4: 64, flags: fFacts | fNitro},       // m8in.24xlarge
-	416:  {off: 10186, n: 12, maxPods: 118, vcpus: 8, enis: 4, ipv4: 30, flags: fFacts | fNitro},          // m8in.2xlarge
-	652:  {off: 10198, n: 13, maxPods: 1010, vcpus: 128, enis: 16, ipv4: 64, flags: fFacts | fNitro},      // m8in.32xlarge
-	361:  {off: 10211, n: 13, maxPods: 1514, vcpus: 192, enis: 24, ipv4: 64, flags: fFacts | fNitro},      // m8in.48xlarge
-	1848: {off: 10224, n: 12, maxPods: 394, vcpus: 16, enis: 8, ipv4: 50, flags: fFacts | fNitro},         // m8in.4xlarge
-	1391: {off: 10236, n: 12, maxPods: 394, vcpus: 32, enis: 8, ipv4: 50, flags: fFacts | fNitro},         // m8in.8xlarge
-	15:   {off: 10248, n: 13, maxPods: 758, vcpus: 384, enis: 12, ipv4: 64, flags: fFacts | fNitro},       // m8in.96xlarge
-	1422: {off: 10261, n: 10, maxPods: 78, vcpus: 2, enis: 4, ipv4: 20, flags: fFacts | fNitro},           // m8in.large
-	1768: {off: 10271, n: 15, maxPods: 1514, vcpus: 192, enis: 24, ipv4: 64, flags: fFacts | fMetal},      // m8in.metal-48xl
-	612:  {off: 10286, n: 15, maxPods: 758, vcpus: 384, enis: 12, ipv4: 64, flags: fFacts | fMetal},       // m8in.metal-96xl
-	1279: {off: 10301, n: 11, maxPods: 118, vcpus: 4, enis: 4, ipv4: 30, flags: fFacts | fNitro},          // m8in.xlarge
-	242:  {off: 10312, n: 14, maxPods: 590, vcpus: 48, enis: 12, ipv4: 50, flags: fFacts | fNitro},        // m8ine.12xlarge
-	1054: {off: 10326, n: 13, maxPods: 118, vcpus: 8, enis: 4, ipv4: 30, flags: fFacts | fNitro},          // m8ine.2xlarge
-	840:  {off: 10339, n: 13, maxPods: 394, vcpus: 16, enis: 8, ipv4: 50, flags: fFacts | fNitro},         // m8ine.4xlarge
-	503:  {off: 10352, n: 13, maxPods: 394, vcpus: 32, enis: 8, ipv4: 50, flags: fFacts | fNitro},         // m8ine.8xlarge
-	1173: {off: 10365, n: 11, maxPods: 78, vcpus: 2, enis: 4, ipv4: 20, flags: fFacts | fNitro},           // m8ine.large
-	201:  {off: 10376, n: 12, maxPods: 118, vcpus: 4, enis: 4, ipv4: 30, flags: fFacts | fNitro},          // m8ine.xlarge
-	980:  {off: 10388, n: 12, maxPods: 590, vcpus: 48, enis: 12, ipv4: 50, flags: fFacts | fNitro},        // m9g.12xlarge
-	1071: {off: 10400, n: 12, maxPods: 1010, vcpus: 64, enis: 16, ipv4: 64, flags: fFacts | fNitro},       // m9g.16xlarge
-	1874: {off: 10412, n: 12, maxPods: 1514, vcpus: 96, enis: 24, ipv4: 64, flags: fFacts | fNitro},       // m9g.24xlarge
-	2046: {off: 10424, n: 11, maxPods: 118, vcpus: 8, enis: 4, ipv4: 30, flags: fFacts | fNitro},          // m9g.2xlarge
-	477:  {off: 10435, n: 12, maxPods: 1514, vcpus: 192, enis: 24, ipv4: 64, flags: fFacts | fNitro},      // m9g.48xlarge
-	1585: {off: 10447, n: 11, maxPods: 394, vcpus: 16, enis: 8, ipv4: 50, flags: fFacts | fNitro},         // m9g.4xlarge
-	1726: {off: 10458, n: 11, maxPods: 492, vcpus: 32, enis: 10, ipv4: 50, flags: fFacts | fNitro},        // m9g.8xlarge
-	1381: {off: 10469, n: 9, maxPods: 59, vcpus: 2, enis: 3, ipv4: 20, flags: fFacts | fNitro},            // m9g.large
-	1188: {off: 10478, n: 10, maxPods: 40, vcpus: 1, enis: 2, ipv4: 20, flags: fFacts | fNitro},           // m9g.medium
-	1123: {off: 10488, n: 14, maxPods: 1514, vcpus: 192, enis: 24, ipv4: 64, flags: fFacts | fMetal},      // m9g.metal-48xl
-	448:  {off: 10502, n: 10, maxPods: 118, vcpus: 4, enis: 4, ipv4: 30, flags: fFacts | fNitro},          // m9g.xlarge
-	1861: {off: 10512, n: 13, maxPods: 590, vcpus: 48, enis: 12, ipv4: 50, flags: fFacts | fNitro},        // m9gd.12xlarge
-	496:  {off: 10525, n: 13, maxPods: 1010, vcpus: 64, enis: 16, ipv4: 64, flags: fFacts | fNitro},       // m9gd.16xlarge
-	1893: {off: 10538, n: 13, maxPods: 1514, vcpus: 96, enis: 24, ipv4: 64, flags: fFacts | fNitro},       // m9gd.24xlarge
-	2035: {off: 10551, n: 12, maxPods: 118, vcpus: 8, enis: 4, ipv4: 30, flags: fFacts | fNitro},          // m9gd.2xlarge
-	157:  {off: 10563, n: 13, maxPods: 1514, vcpus: 192, enis: 24, ipv4: 64, flags: fFacts | fNitro},      // m9gd.48xlarge
-	749:  {off: 10576, n: 12, maxPods: 394, vcpus: 16, enis: 8, ipv4: 50, flags: fFacts | fNitro},         // m9gd.4xlarge
-	475:  {off: 10588, n: 12, maxPods: 492, vcpus: 32, enis: 10, ipv4: 50, flags: fFacts | fNitro},        // m9gd.8xlarge
-	300:  {off: 10600, n: 10, maxPods: 59, vcpus: 2, enis: 3, ipv4: 20, flags: fFacts | fNitro},           // m9gd.large
-	68:   {off: 10610, n: 11, maxPods: 40, vcpus: 1, enis: 2, ipv4: 20, flags: fFacts | fNitro},           // m9gd.medium
-	1902: {off: 10621, n: 15, maxPods: 1514, vcpus: 192, enis: 24, ipv4: 64, flags: fFacts | fMetal},      // m9gd.metal-48xl
-	1438: {off: 10636, n: 11, maxPods: 118, vcpus: 4, enis: 4, ipv4: 30, flags: fFacts | fNitro},          // m9gd.xlarge
-	620:  {off: 10647, n: 17, maxPods: 234, vcpus: 0, enis: 8, ipv4: 30, flags: fFacts | fMetal},          // mac-m3ultra.metal
-	1556: {off: 10664, n: 12, maxPods: 234, vcpus: 0, enis: 8, ipv4: 30, flags: fFacts | fMetal},          // mac-m4.metal
-	1564: {off: 10676, n: 15, maxPods: 234, vcpus: 0, enis: 8, ipv4: 30, flags: fFacts | fMetal},          // mac-m4max.metal
-	409:  {off: 10691, n: 15, maxPods: 234, vcpus: 0, enis: 8, ipv4: 30, flags: fFacts | fMetal},          // mac-m4pro.metal
-	181:  {off: 10706, n: 10, maxPods: 234, vcpus: 0, enis: 8, ipv4: 30, flags: fFacts | fMetal},          // mac1.metal
-	1459: {off: 10716, n: 18, maxPods: 234, vcpus: 0, enis: 8, ipv4: 30, flags: fFacts | fMetal},          // mac2-m1ultra.metal
-	126:  {off: 10734, n: 13, maxPods: 234, vcpus: 0, enis: 8, ipv4: 30, flags: fFacts | fMetal},          // mac2-m2.metal
-	1979: {off: 10747, n: 16, maxPods: 234, vcpus: 0, enis: 8, ipv4: 30, flags: fFacts | fMetal},          // mac2-m2pro.metal
-	266:  {off: 10763, n: 10, maxPods: 234, vcpus: 0, enis: 8, ipv4: 30, flags: fFacts | fMetal},          // mac2.metal
-	1052: {off: 10773, n: 11, maxPods: 234, vcpus: 0, enis: 8, ipv4: 30, flags: fFacts | fXen},            // p3.16xlarge
-	1398: {off: 10784, n: 10, maxPods: 58, vcpus: 0, enis: 4, ipv4: 15, flags: fFacts | fXen},             // p3.2xlarge
-	58:   {off: 10794, n: 10, maxPods: 234, vcpus: 0, enis: 8, ipv4: 30, flags: fFacts | fXen},            // p3.8xlarge
-	971:  {off: 10804, n: 13, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // p3dn.24xlarge
-	1828: {off: 10817, n: 12, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // p4d.24xlarge
-	1334: {off: 10829, n: 13, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // p4de.24xlarge
-	1833: {off: 10842, n: 11, maxPods: 100, vcpus: 192, enis: 2, ipv4: 50, flags: fFacts | fNitro},        // p5.48xlarge
-	1661: {off: 10853, n: 10, maxPods: 118, vcpus: 16, enis: 4, ipv4: 30, flags: fFacts | fNitro},         // p5.4xlarge
-	752:  {off: 10863, n: 12, maxPods: 100, vcpus: 192, enis: 2, ipv4: 50, flags: fFacts | fNitro},        // p5e.48xlarge
-	1758: {off: 10875, n: 13, maxPods: 198, vcpus: 192, enis: 4, ipv4: 50, flags: fFacts | fNitro},        // p5en.48xlarge
-	1208: {off: 10888, n: 16, maxPods: 198, vcpus: 192, enis: 4, ipv4: 50, flags: fFacts | fNitro},        // p6-b200.48xlarge
-	1930: {off: 10904, n: 16, maxPods: 198, vcpus: 192, enis: 4, ipv4: 50, flags: fFacts | fNitro},        // p6-b300.48xlarge
-	1356: {off: 10920, n: 10, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fXen},             // r3.2xlarge
-	1299: {off: 10930, n: 10, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fXen},           // r3.4xlarge
-	831:  {off: 10940, n: 10, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fXen},           // r3.8xlarge
-	487:  {off: 10950, n: 8, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fXen},              // r3.large
-	1713: {off: 10958, n: 9, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fXen},              // r3.xlarge
-	200:  {off: 10967, n: 11, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fXen},          // r4.16xlarge
-	163:  {off: 10978, n: 10, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fXen},             // r4.2xlarge
-	668:  {off: 10988, n: 10, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fXen},           // r4.4xlarge
-	958:  {off: 10998, n: 10, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fXen},           // r4.8xlarge
-	84:   {off: 11008, n: 8, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fXen},              // r4.large
-	962:  {off: 11016, n: 9, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fXen},              // r4.xlarge
-	759:  {off: 11025, n: 11, maxPods: 234, vcpus: 48, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r5.12xlarge
-	49:   {off: 11036, n: 11, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r5.16xlarge
-	363:  {off: 11047, n: 11, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r5.24xlarge
-	661:  {off: 11058, n: 10, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // r5.2xlarge
-	37:   {off: 11068, n: 10, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r5.4xlarge
-	54:   {off: 11078, n: 10, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r5.8xlarge
-	1006: {off: 11088, n: 8, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},            // r5.large
-	814:  {off: 11096, n: 8, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fMetal},         // r5.metal
-	1080: {off: 11104, n: 9, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // r5.xlarge
-	1887: {off: 11113, n: 12, maxPods: 234, vcpus: 48, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r5a.12xlarge
-	343:  {off: 11125, n: 12, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r5a.16xlarge
-	227:  {off: 11137, n: 12, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r5a.24xlarge
-	1594: {off: 11149, n: 11, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // r5a.2xlarge
-	1423: {off: 11160, n: 11, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r5a.4xlarge
-	413:  {off: 11171, n: 11, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r5a.8xlarge
-	1772: {off: 11182, n: 9, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},            // r5a.large
-	1413: {off: 11191, n: 10, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // r5a.xlarge
-	1187: {off: 11201, n: 13, maxPods: 234, vcpus: 48, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r5ad.12xlarge
-	1712: {off: 11214, n: 13, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r5ad.16xlarge
-	326:  {off: 11227, n: 13, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r5ad.24xlarge
-	1899: {off: 11240, n: 12, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // r5ad.2xlarge
-	591:  {off: 11252, n: 12, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r5ad.4xlarge
-	766:  {off: 11264, n: 12, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r5ad.8xlarge
-	665:  {off: 11276, n: 10, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},           // r5ad.large
-	828:  {off: 11286, n: 11, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // r5ad.xlarge
-	1627: {off: 11297, n: 12, maxPods: 234, vcpus: 48, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r5b.12xlarge
-	795:  {off: 11309, n: 12, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r5b.16xlarge
-	1731: {off: 11321, n: 12, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r5b.24xlarge
-	809:  {off: 11333, n: 11, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // r5b.2xlarge
-	1321: {off: 11344, n: 11, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r5b.4xlarge
-	1205: {off: 11355, n: 11, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r5b.8xlarge
-	856:  {off: 11366, n: 9, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},            // r5b.large
-	1759: {off: 11375, n: 9, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fMetal},         // r5b.metal
-	1245: {off: 11384, n: 10, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // r5b.xlarge
-	624:  {off: 11394, n: 12, maxPods: 234, vcpus: 48, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r5d.12xlarge
-	190:  {off: 11406, n: 12, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r5d.16xlarge
-	631:  {off: 11418, n: 12, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r5d.24xlarge
-	1306: {off: 11430, n: 11, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // r5d.2xlarge
-	1053: {off: 11441, n: 11, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r5d.4xlarge
-	960:  {off: 11452, n: 11, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r5d.8xlarge
-	1165: {off: 11463, n: 9, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},            // r5d.large
-	32:   {off: 11472, n: 9, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fMetal},         // r5d.metal
-	1710: {off: 11481, n: 10, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // r5d.xlarge
-	1765: {off: 11491, n: 13, maxPods: 234, vcpus: 48, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r5dn.12xlarge
-	1415: {off: 11504, n: 13, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r5dn.16xlarge
-	1907: {off: 11517, n: 13, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r5dn.24xlarge
-	1352: {off: 11530, n: 12, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // r5dn.2xlarge
-	1702: {off: 11542, n: 12, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r5dn.4xlarge
-	1469: {off: 11554, n: 12, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r5dn.8xlarge
-	1091: {off: 11566, n: 10, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},           // r5dn.large
-	954:  {off: 11576, n: 10, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fMetal},        // r5dn.metal
-	915:  {off: 11586, n: 11, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // r5dn.xlarge
-	1825: {off: 11597, n: 12, maxPods: 234, vcpus: 48, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r5n.12xlarge
-	1630: {off: 11609, n: 12, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r5n.16xlarge
-	1584: {off: 11621, n: 12, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r5n.24xlarge
-	505:  {off: 11633, n: 11, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // r5n.2xlarge
-	70:   {off: 11644, n: 11, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r5n.4xlarge
-	272:  {off: 11655, n: 11, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r5n.8xlarge
-	312:  {off: 11666, n: 9, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},            // r5n.large
-	1162: {off: 11675, n: 9, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fMetal},         // r5n.metal
-	64:   {off: 11684, n: 10, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // r5n.xlarge
-	820:  {off: 11694, n: 12, maxPods: 234, vcpus: 48, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r6a.12xlarge
-	1656: {off: 11706, n: 12, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r6a.16xlarge
-	544:  {off: 11718, n: 12, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r6a.24xlarge
-	1885: {off: 11730, n: 11, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // r6a.2xlarge
-	869:  {off: 11741, n: 12, maxPods: 737, vcpus: 128, enis: 15, ipv4: 50, flags: fFacts | fNitro},       // r6a.32xlarge
-	607:  {off: 11753, n: 12, maxPods: 737, vcpus: 192, enis: 15, ipv4: 50, flags: fFacts | fNitro},       // r6a.48xlarge
-	1102: {off: 11765, n: 11, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r6a.4xlarge
-	1863: {off: 11776, n: 11, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r6a.8xlarge
-	1074: {off: 11787, n: 9, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},            // r6a.large
-	1346: {off: 11796, n: 9, maxPods: 737, vcpus: 192, enis: 15, ipv4: 50, flags: fFacts | fMetal},        // r6a.metal
-	1437: {off: 11805, n: 10, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // r6a.xlarge
-	160:  {off: 11815, n: 12, maxPods: 234, vcpus: 48, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r6g.12xlarge
-	446:  {off: 11827, n: 12, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r6g.16xlarge
-	193:  {off: 11839, n: 11, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // r6g.2xlarge
-	1617: {off: 11850, n: 11, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r6g.4xlarge
-	1259: {off: 11861, n: 11, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r6g.8xlarge
-	1789: {off: 11872, n: 9, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},            // r6g.large
-	1519: {off: 11881, n: 10, maxPods: 8, vcpus: 1, enis: 2, ipv4: 4, flags: fFacts | fNitro},             // r6g.medium
-	1777: {off: 11891, n: 9, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fMetal},         // r6g.metal
-	122:  {off: 11900, n: 10, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // r6g.xlarge
-	850:  {off: 11910, n: 13, maxPods: 234, vcpus: 48, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r6gd.12xlarge
-	261:  {off: 11923, n: 13, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r6gd.16xlarge
-	1000: {off: 11936, n: 12, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // r6gd.2xlarge
-	785:  {off: 11948, n: 12, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r6gd.4xlarge
-	1961: {off: 11960, n: 12, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r6gd.8xlarge
-	1432: {off: 11972, n: 10, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},           // r6gd.large
-	1345: {off: 11982, n: 11, maxPods: 8, vcpus: 1, enis: 2, ipv4: 4, flags: fFacts | fNitro},             // r6gd.medium
-	258:  {off: 11993, n: 10, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fMetal},        // r6gd.metal
-	916:  {off: 12003, n: 11, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // r6gd.xlarge
-	81:   {off: 12014, n: 12, maxPods: 234, vcpus: 48, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r6i.12xlarge
-	1761: {off: 12026, n: 12, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r6i.16xlarge
-	1451: {off: 12038, n: 12, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r6i.24xlarge
-	1797: {off: 12050, n: 11, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // r6i.2xlarge
-	207:  {off: 12061, n: 12, maxPods: 737, vcpus: 128, enis: 15, ipv4: 50, flags: fFacts | fNitro},       // r6i.32xlarge
-	328:  {off: 12073, n: 11, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r6i.4xlarge
-	1987: {off: 12084, n: 11, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r6i.8xlarge
-	1815: {off: 12095, n: 9, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},            // r6i.large
-	1521: {off: 12104, n: 9, maxPods: 737, vcpus: 128, enis: 15, ipv4: 50, flags: fFacts | fMetal},        // r6i.metal
-	235:  {off: 12113, n: 10, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // r6i.xlarge
-	426:  {off: 12123, n: 13, maxPods: 234, vcpus: 48, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r6id.12xlarge
-	922:  {off: 12136, n: 13, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r6id.16xlarge
-	1517: {off: 12149, n: 13, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r6id.24xlarge
-	1740: {off: 12162, n: 12, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // r6id.2xlarge
-	1823: {off: 12174, n: 13, maxPods: 737, vcpus: 128, enis: 15, ipv4: 50, flags: fFacts | fNitro},       // r6id.32xlarge
-	959:  {off: 12187, n: 12, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r6id.4xlarge
-	702:  {off: 12199, n: 12, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r6id.8xlarge
-	2000: {off: 12211, n: 10, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},           // r6id.large
-	1383: {off: 12221, n: 10, maxPods: 737, vcpus: 128, enis: 15, ipv4: 50, flags: fFacts | fMetal},       // r6id.metal
-	1044: {off: 12231, n: 11, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // r6id.xlarge
-	764:  {off: 12242, n: 14, maxPods: 234, vcpus: 48, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r6idn.12xlarge
-	178:  {off: 12256, n: 14, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r6idn.16xlarge
-	1115: {off: 12270, n: 14, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r6idn.24xlarge
-	997:  {off: 12284, n: 13, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // r6idn.2xlarge
-	1583: {off: 12297, n: 14, maxPods: 394, vcpus: 128, enis: 8, ipv4: 50, flags: fFacts | fNitro},        // r6idn.32xlarge
-	25:   {off: 12311, n: 13, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r6idn.4xlarge
-	576:  {off: 12324, n: 13, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r6idn.8xlarge
-	1433: {off: 12337, n: 11, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},           // r6idn.large
-	2009: {off: 12348, n: 11, maxPods: 394, vcpus: 128, enis: 8, ipv4: 50, flags: fFacts | fMetal},        // r6idn.metal
-	290:  {off: 12359, n: 12, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // r6idn.xlarge
-	1409: {off: 12371, n: 13, maxPods: 234, vcpus: 48, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r6in.12xlarge
-	1063: {off: 12384, n: 13, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r6in.16xlarge
-	73:   {off: 12397, n: 13, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r6in.24xlarge
-	1692: {off: 12410, n: 12, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // r6in.2xlarge
-	192:  {off: 12422, n: 13, maxPods: 394, vcpus: 128, enis: 8, ipv4: 50, flags: fFacts | fNitro},        // r6in.32xlarge
-	1756: {off: 12435, n: 12, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r6in.4xlarge
-	1619: {off: 12447, n: 12, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r6in.8xlarge
-	1838: {off: 12459, n: 10, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},           // r6in.large
-	410:  {off: 12469, n: 10, maxPods: 394, vcpus: 128, enis: 8, ipv4: 50, flags: fFacts | fMetal},        // r6in.metal
-	53:   {off: 12479, n: 11, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // r6in.xlarge
-	486:  {off: 12490, n: 12, maxPods: 234, vcpus: 48, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r7a.12xlarge
-	1752: {off: 12502, n: 12, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r7a.16xlarge
-	2018: {off: 12514, n: 12, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r7a.24xlarge
-	1782: {off: 12526, n: 11, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // r7a.2xlarge
-	642:  {off: 12537, n: 12, maxPods: 737, vcpus: 128, enis: 15, ipv4: 50, flags: fFacts | fNitro},       // r7a.32xlarge
-	93:   {off: 12549, n: 12, maxPods: 737, vcpus: 192, enis: 15, ipv4: 50, flags: fFacts | fNitro},       // r7a.48xlarge
-	1200: {off: 12561, n: 11, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r7a.4xlarge
-	1824: {off: 12572, n: 11, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r7a.8xlarge
-	226:  {off: 12583, n: 9, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},            // r7a.large
-	1411: {off: 12592, n: 10, maxPods: 8, vcpus: 1, enis: 2, ipv4: 4, flags: fFacts | fNitro},             // r7a.medium
-	884:  {off: 12602, n: 14, maxPods: 737, vcpus: 192, enis: 15, ipv4: 50, flags: fFacts | fMetal},       // r7a.metal-48xl
-	1903: {off: 12616, n: 10, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // r7a.xlarge
-	1607: {off: 12626, n: 12, maxPods: 234, vcpus: 48, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r7g.12xlarge
-	2045: {off: 12638, n: 12, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r7g.16xlarge
-	249:  {off: 12650, n: 11, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // r7g.2xlarge
-	1028: {off: 12661, n: 11, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r7g.4xlarge
-	870:  {off: 12672, n: 11, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r7g.8xlarge
-	793:  {off: 12683, n: 9, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},            // r7g.large
-	337:  {off: 12692, n: 10, maxPods: 8, vcpus: 1, enis: 2, ipv4: 4, flags: fFacts | fNitro},             // r7g.medium
-	156:  {off: 12702, n: 9, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fMetal},         // r7g.metal
-	458:  {off: 12711, n: 10, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // r7g.xlarge
-	1569: {off: 12721, n: 13, maxPods: 234, vcpus: 48, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r7gd.12xlarge
-	550:  {off: 12734, n: 13, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r7gd.16xlarge
-	812:  {off: 12747, n: 12, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // r7gd.2xlarge
-	664:  {off: 12759, n: 12, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r7gd.4xlarge
-	1042: {off: 12771, n: 12, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r7gd.8xlarge
-	1266: {off: 12783, n: 10, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},           // r7gd.large
-	1462: {off: 12793, n: 11, maxPods: 8, vcpus: 1, enis: 2, ipv4: 4, flags: fFacts | fNitro},             // r7gd.medium
-	1706: {off: 12804, n: 10, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fMetal},        // r7gd.metal
-	875:  {off: 12814, n: 11, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // r7gd.xlarge
-	699:  {off: 12825, n: 12, maxPods: 234, vcpus: 48, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r7i.12xlarge
-	1709: {off: 12837, n: 12, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r7i.16xlarge
-	411:  {off: 12849, n: 12, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r7i.24xlarge
-	1488: {off: 12861, n: 11, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // r7i.2xlarge
-	614:  {off: 12872, n: 12, maxPods: 737, vcpus: 192, enis: 15, ipv4: 50, flags: fFacts | fNitro},       // r7i.48xlarge
-	1604: {off: 12884, n: 11, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r7i.4xlarge
-	928:  {off: 12895, n: 11, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r7i.8xlarge
-	1910: {off: 12906, n: 9, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},            // r7i.large
-	2027: {off: 12915, n: 14, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fMetal},        // r7i.metal-24xl
-	1387: {off: 12929, n: 14, maxPods: 737, vcpus: 192, enis: 15, ipv4: 50, flags: fFacts | fMetal},       // r7i.metal-48xl
-	1081: {off: 12943, n: 10, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // r7i.xlarge
-	1268: {off: 12953, n: 13, maxPods: 234, vcpus: 48, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r7iz.12xlarge
-	250:  {off: 12966, n: 13, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r7iz.16xlarge
-	1643: {off: 12979, n: 12, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // r7iz.2xlarge
-	473:  {off: 12991, n: 13, maxPods: 737, vcpus: 128, enis: 15, ipv4: 50, flags: fFacts | fNitro},       // r7iz.32xlarge
-	1715: {off: 13004, n: 12, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r7iz.4xlarge
-	332:  {off: 13016, n: 12, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r7iz.8xlarge
-	5:    {off: 13028, n: 10, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},           // r7iz.large
-	578:  {off: 13038, n: 15, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fMetal},        // r7iz.metal-16xl
-	1138: {off: 13053, n: 15, maxPods: 737, vcpus: 128, enis: 15, ipv4: 50, flags: fFacts | fMetal},       // r7iz.metal-32xl
-	1555: {off: 13068, n: 11, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // r7iz.xlarge
-	1351: {off: 13079, n: 12, maxPods: 758, vcpus: 48, enis: 12, ipv4: 64, flags: fFacts | fNitro},        // r8a.12xlarge
-	934:  {off: 13091, n: 12, maxPods: 1010, vcpus: 64, enis: 16, ipv4: 64, flags: fFacts | fNitro},       // r8a.16xlarge
-	862:  {off: 13103, n: 12, maxPods: 1010, vcpus: 96, enis: 16, ipv4: 64, flags: fFacts | fNitro},       // r8a.24xlarge
-	1645: {off: 13115, n: 11, maxPods: 158, vcpus: 8, enis: 4, ipv4: 40, flags: fFacts | fNitro},          // r8a.2xlarge
-	1060: {off: 13126, n: 12, maxPods: 1514, vcpus: 192, enis: 24, ipv4: 64, flags: fFacts | fNitro},      // r8a.48xlarge
-	1296: {off: 13138, n: 11, maxPods: 314, vcpus: 16, enis: 8, ipv4: 40, flags: fFacts | fNitro},         // r8a.4xlarge
-	118:  {off: 13149, n: 11, maxPods: 392, vcpus: 32, enis: 10, ipv4: 40, flags: fFacts | fNitro},        // r8a.8xlarge
-	1928: {off: 13160, n: 9, maxPods: 59, vcpus: 2, enis: 3, ipv4: 20, flags: fFacts | fNitro},            // r8a.large
-	1287: {off: 13169, n: 10, maxPods: 8, vcpus: 1, enis: 2, ipv4: 4, flags: fFacts | fNitro},             // r8a.medium
-	1218: {off: 13179, n: 14, maxPods: 1010, vcpus: 96, enis: 16, ipv4: 64, flags: fFacts | fMetal},       // r8a.metal-24xl
-	1949: {off: 13193, n: 14, maxPods: 1514, vcpus: 192, enis: 24, ipv4: 64, flags: fFacts | fMetal},      // r8a.metal-48xl
-	279:  {off: 13207, n: 10, maxPods: 78, vcpus: 4, enis: 4, ipv4: 20, flags: fFacts | fNitro},           // r8a.xlarge
-	801:  {off: 13217, n: 12, maxPods: 234, vcpus: 48, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r8g.12xlarge
-	706:  {off: 13229, n: 12, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r8g.16xlarge
-	786:  {off: 13241, n: 12, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r8g.24xlarge
-	450:  {off: 13253, n: 11, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // r8g.2xlarge
-	1252: {off: 13264, n: 12, maxPods: 737, vcpus: 192, enis: 15, ipv4: 50, flags: fFacts | fNitro},       // r8g.48xlarge
-	1959: {off: 13276, n: 11, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r8g.4xlarge
-	1531: {off: 13287, n: 11, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r8g.8xlarge
-	371:  {off: 13298, n: 9, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},            // r8g.large
-	24:   {off: 13307, n: 10, maxPods: 8, vcpus: 1, enis: 2, ipv4: 4, flags: fFacts | fNitro},             // r8g.medium
-	396:  {off: 13317, n: 14, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fMetal},        // r8g.metal-24xl
-	1558: {off: 13331, n: 14, maxPods: 737, vcpus: 192, enis: 15, ipv4: 50, flags: fFacts | fMetal},       // r8g.metal-48xl
-	1707: {off: 13345, n: 10, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // r8g.xlarge
-	177:  {off: 13355, n: 13, maxPods: 350, vcpus: 48, enis: 12, ipv4: 30, flags: fFacts | fNitro},        // r8gb.12xlarge
-	843:  {off: 13368, n: 13, maxPods: 786, vcpus: 64, enis: 16, ipv4: 50, flags: fFacts | fNitro},        // r8gb.16xlarge
-	1694: {off: 13381, n: 13, maxPods: 1178, vcpus: 96, enis: 24, ipv4: 50, flags: fFacts | fNitro},       // r8gb.24xlarge
-	1881: {off: 13394, n: 12, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // r8gb.2xlarge
-	355:  {off: 13406, n: 13, maxPods: 590, vcpus: 192, enis: 12, ipv4: 50, flags: fFacts | fNitro},       // r8gb.48xlarge
-	1131: {off: 13419, n: 12, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r8gb.4xlarge
-	1253: {off: 13431, n: 12, maxPods: 292, vcpus: 32, enis: 10, ipv4: 30, flags: fFacts | fNitro},        // r8gb.8xlarge
-	863:  {off: 13443, n: 10, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},           // r8gb.large
-	1965: {off: 13453, n: 11, maxPods: 8, vcpus: 1, enis: 2, ipv4: 4, flags: fFacts | fNitro},             // r8gb.medium
-	63:   {off: 13464, n: 15, maxPods: 1178, vcpus: 96, enis: 24, ipv4: 50, flags: fFacts | fMetal},       // r8gb.metal-24xl
-	1688: {off: 13479, n: 15, maxPods: 590, vcpus: 192, enis: 12, ipv4: 50, flags: fFacts | fMetal},       // r8gb.metal-48xl
-	325:  {off: 13494, n: 11, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // r8gb.xlarge
-	288:  {off: 13505, n: 13, maxPods: 234, vcpus: 48, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r8gd.12xlarge
-	1771: {off: 13518, n: 13, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r8gd.16xlarge
-	1099: {off: 13531, n: 13, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r8gd.24xlarge
-	1792: {off: 13544, n: 12, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // r8gd.2xlarge
-	1228: {off: 13556, n: 13, maxPods: 737, vcpus: 192, enis: 15, ipv4: 50, flags: fFacts | fNitro},       // r8gd.48xlarge
-	1236: {off: 13569, n: 12, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r8gd.4xlarge
-	1745: {off: 13581, n: 12, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r8gd.8xlarge
-	1845: {off: 13593, n: 10, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},           // r8gd.large
-	2004: {off: 13603, n: 11, maxPods: 8, vcpus: 1, enis: 2, ipv4: 4, flags: fFacts | fNitro},             // r8gd.medium
-	1190: {off: 13614, n: 15, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fMetal},        // r8gd.metal-24xl
-	1967: {off: 13629, n: 15, maxPods: 737, vcpus: 192, enis: 15, ipv4: 50, flags: fFacts | fMetal},       // r8gd.metal-48xl
-	789:  {off: 13644, n: 11, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // r8gd.xlarge
-	405:  {off: 13655, n: 13, maxPods: 350, vcpus: 48, enis: 12, ipv4: 30, flags: fFacts | fNitro},        // r8gn.12xlarge
-	79:   {off: 13668, n: 13, maxPods: 786, vcpus: 64, enis: 16, ipv4: 50, flags: fFacts | fNitro},        // r8gn.16xlarge
-	255:  {off: 13681, n: 13, maxPods: 1178, vcpus: 96, enis: 24, ipv4: 50, flags: fFacts | fNitro},       // r8gn.24xlarge
-	495:  {off: 13694, n: 12, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // r8gn.2xlarge
-	1273: {off: 13706, n: 13, maxPods: 590, vcpus: 192, enis: 12, ipv4: 50, flags: fFacts | fNitro},       // r8gn.48xlarge
-	1303: {off: 13719, n: 12, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r8gn.4xlarge
-	1267: {off: 13731, n: 12, maxPods: 292, vcpus: 32, enis: 10, ipv4: 30, flags: fFacts | fNitro},        // r8gn.8xlarge
-	1513: {off: 13743, n: 10, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},           // r8gn.large
-	1991: {off: 13753, n: 11, maxPods: 8, vcpus: 1, enis: 2, ipv4: 4, flags: fFacts | fNitro},             // r8gn.medium
-	0:    {off: 13764, n: 15, maxPods: 1178, vcpus: 96, enis: 24, ipv4: 50, flags: fFacts | fMetal},       // r8gn.metal-24xl
-	923:  {off: 13779, n: 15, maxPods: 590, vcpus: 192, enis: 12, ipv4: 50, flags: fFacts | fMetal},       // r8gn.metal-48xl
-	1520: {off: 13794, n: 11, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // r8gn.xlarge
-	728:  {off: 13805, n: 17, maxPods: 590, vcpus: 48, enis: 12, ipv4: 50, flags: fFacts | fNitro},        // r8i-flex.12xlarge
-	350:  {off: 13822, n: 17, maxPods: 1010, vcpus: 64, enis: 16, ipv4: 64, flags: fFacts | fNitro},       // r8i-flex.16xlarge
-	602:  {off: 13839, n: 16, maxPods: 118, vcpus: 8, enis: 4, ipv4: 30, flags: fFacts | fNitro},          // r8i-flex.2xlarge
-	1977: {off: 13855, n: 16, maxPods: 394, vcpus: 16, enis: 8, ipv4: 50, flags: fFacts | fNitro},         // r8i-flex.4xlarge
-	1489: {off: 13871, n: 16, maxPods: 492, vcpus: 32, enis: 10, ipv4: 50, flags: fFacts | fNitro},        // r8i-flex.8xlarge
-	719:  {off: 13887, n: 14, maxPods: 59, vcpus: 2, enis: 3, ipv4: 20, flags: fFacts | fNitro},           // r8i-flex.large
-	484:  {off: 13901, n: 15, maxPods: 118, vcpus: 4, enis: 4, ipv4: 30, flags: fFacts | fNitro},          // r8i-flex.xlarge
-	583:  {off: 13916, n: 12, maxPods: 590, vcpus: 48, enis: 12, ipv4: 50, flags: fFacts | fNitro},        // r8i.12xlarge
-	1666: {off: 13928, n: 12, maxPods: 1010, vcpus: 64, enis: 16, ipv4: 64, flags: fFacts | fNitro},       // r8i.16xlarge
-	1009: {off: 13940, n: 12, maxPods: 1010, vcpus: 96, enis: 16, ipv4: 64, flags: fFacts | fNitro},       // r8i.24xlarge
-	1611: {off: 13952, n: 11, maxPods: 118, vcpus: 8, enis: 4, ipv4: 30, flags: fFacts | fNitro},          // r8i.2xlarge
-	932:  {off: 13963, n: 12, maxPods: 1514, vcpus: 128, enis: 24, ipv4: 64, flags: fFacts | fNitro},      // r8i.32xlarge
-	352:  {off: 13975, n: 12, maxPods: 1514, vcpus: 192, enis: 24, ipv4: 64, flags: fFacts | fNitro},      // r8i.48xlarge
-	549:  {off: 13987, n: 11, maxPods: 394, vcpus: 16, enis: 8, ipv4: 50, flags: fFacts | fNitro},         // r8i.4xlarge
-	442:  {off: 13998, n: 11, maxPods: 492, vcpus: 32, enis: 10, ipv4: 50, flags: fFacts | fNitro},        // r8i.8xlarge
-	1471: {off: 14009, n: 12, maxPods: 1514, vcpus: 384, enis: 24, ipv4: 64, flags: fFacts | fNitro},      // r8i.96xlarge
-	1447: {off: 14021, n: 9, maxPods: 59, vcpus: 2, enis: 3, ipv4: 20, flags: fFacts | fNitro},            // r8i.large
-	1589: {off: 14030, n: 14, maxPods: 1514, vcpus: 192, enis: 24, ipv4: 64, flags: fFacts | fMetal},      // r8i.metal-48xl
-	1662: {off: 14044, n: 14, maxPods: 1514, vcpus: 384, enis: 24, ipv4: 64, flags: fFacts | fMetal},      // r8i.metal-96xl
-	1960: {off: 14058, n: 10, maxPods: 118, vcpus: 4, enis: 4, ipv4: 30, flags: fFacts | fNitro},          // r8i.xlarge
-	744:  {off: 14068, n: 13, maxPods: 590, vcpus: 48, enis: 12, ipv4: 50, flags: fFacts | fNitro},        // r8ib.12xlarge
-	1835: {off: 14081, n: 13, maxPods: 1010, vcpus: 64, enis: 16, ipv4: 64, flags: fFacts | fNitro},       // r8ib.16xlarge
-	1219: {off: 14094, n: 13, maxPods: 1010, vcpus: 96, enis: 16, ipv4: 64, flags: fFacts | fNitro},       // r8ib.24xlarge
-	252:  {off: 14107, n: 12, maxPods: 118, vcpus: 8, enis: 4, ipv4: 30, flags: fFacts | fNitro},          // r8ib.2xlarge
-	1586: {off: 14119, n: 13, maxPods: 1010, vcpus: 128, enis: 16, ipv4: 64, flags: fFacts | fNitro},      // r8ib.32xlarge
-	347:  {off: 14132, n: 13, maxPods: 1514, vcpus: 192, enis: 24, ipv4: 64, flags: fFacts | fNitro},      // r8ib.48xlarge
-	1325: {off: 14145, n: 12, maxPods: 394, vcpus: 16, enis: 8, ipv4: 50, flags: fFacts | fNitro},         // r8ib.4xlarge
-	1817: {off: 14157, n: 12, maxPods: 394, vcpus: 32, enis: 8, ipv4: 50, flags: fFacts | fNitro},         // r8ib.8xlarge
-	408:  {off: 14169, n: 13, maxPods: 758, vcpus: 384, enis: 12, ipv4: 64, flags: fFacts | fNitro},       // r8ib.96xlarge
-	630:  {off: 14182, n: 10, maxPods: 78, vcpus: 2, enis: 4, ipv4: 20, flags: fFacts | fNitro},           // r8ib.large
-	984:  {off: 14192, n: 15, maxPods: 1514, vcpus: 192, enis: 24, ipv4: 64, flags: fFacts | fMetal},      // r8ib.metal-48xl
-	1376: {off: 14207, n: 15, maxPods: 758, vcpus: 384, enis: 12, ipv4: 64, flags: fFacts | fMetal},       // r8ib.metal-96xl
-	527:  {off: 14222, n: 11, maxPods: 118, vcpus: 4, enis: 4, ipv4: 30, flags: fFacts | fNitro},          // r8ib.xlarge
-	625:  {off: 14233, n: 13, maxPods: 590, vcpus: 48, enis: 12, ipv4: 50, flags: fFacts | fNitro},        // r8id.12xlarge
-	1030: {off: 14246, n: 13, maxPods: 1010, vcpus: 64, enis: 16, ipv4: 64, flags: fFacts | fNitro},       // r8id.16xlarge
-	567:  {off: 14259, n: 13, maxPods: 1010, vcpus: 96, enis: 16, ipv4: 64, flags: fFacts | fNitro},       // r8id.24xlarge
-	529:  {off: 14272, n: 12, maxPods: 118, vcpus: 8, enis: 4, ipv4: 30, flags: fFacts | fNitro},          // r8id.2xlarge
-	1732: {off: 14284, n: 13, maxPods: 1514, vcpus: 128, enis: 24, ipv4: 64, flags: fFacts | fNitro},      // r8id.32xlarge
-	864:  {off: 14297, n: 13, maxPods: 1514, vcpus: 192, enis: 24, ipv4: 64, flags: fFacts | fNitro},      // r8id.48xlarge
-	1605: {off: 14310, n: 12, maxPods: 394, vcpus: 16, enis: 8, ipv4: 50, flags: fFacts | fNitro},         // r8id.4xlarge
-	1140: {off: 14322, n: 12, maxPods: 492, vcpus: 32, enis: 10, ipv4: 50, flags: fFacts | fNitro},        // r8id.8xlarge
-	1770: {off: 14334, n: 13, maxPods: 1514, vcpus: 384, enis: 24, ipv4: 64, flags: fFacts | fNitro},      // r8id.96xlarge
-	835:  {off: 14347, n: 10, maxPods: 59, vcpus: 2, enis: 3, ipv4: 20, flags: fFacts | fNitro},           // r8id.large
-	1395: {off: 14357, n: 15, maxPods: 1514, vcpus: 192, enis: 24, ipv4: 64, flags: fFacts | fMetal},      // r8id.metal-48xl
-	1341: {off: 14372, n: 15, maxPods: 1514, vcpus: 384, enis: 24, ipv4: 64, flags: fFacts | fMetal},      // r8id.metal-96xl
-	673:  {off: 14387, n: 11, maxPods: 118, vcpus: 4, enis: 4, ipv4: 30, flags: fFacts | fNitro},          // r8id.xlarge
-	403:  {off: 14398, n: 14, maxPods: 590, vcpus: 48, enis: 12, ipv4: 50, flags: fFacts | fNitro},        // r8idb.12xlarge
-	772:  {off: 14412, n: 14, maxPods: 1010, vcpus: 64, enis: 16, ipv4: 64, flags: fFacts | fNitro},       // r8idb.16xlarge
-	837:  {off: 14426, n: 14, maxPods: 1010, vcpus: 96, enis: 16, ipv4: 64, flags: fFacts | fNitro},       // r8idb.24xlarge
-	1884: {off: 14440, n: 13, maxPods: 118, vcpus: 8, enis: 4, ipv4: 30, flags: fFacts | fNitro},          // r8idb.2xlarge
-	1917: {off: 14453, n: 14, maxPods: 1010, vcpus: 128, enis: 16, ipv4: 64, flags: fFacts | fNitro},      // r8idb.32xlarge
-	586:  {off: 14467, n: 14, maxPods: 1514, vcpus: 192, enis: 24, ipv4: 64, flags: fFacts | fNitro},      // r8idb.48xlarge
-	1355: {off: 14481, n: 13, maxPods: 394, vcpus: 16, enis: 8, ipv4: 50, flags: fFacts | fNitro},         // r8idb.4xlarge
-	428:  {off: 14494, n: 13, maxPods: 394, vcpus: 32, enis: 8, ipv4: 50, flags: fFacts | fNitro},         // r8idb.8xlarge
-	636:  {off: 14507, n: 14, maxPods: 758, vcpus: 384, enis: 12, ipv4: 64, flags: fFacts | fNitro},       // r8idb.96xlarge
-	1291: {off: 14521, n: 11, maxPods: 78, vcpus: 2, enis: 4, ipv4: 20, flags: fFacts | fNitro},           // r8idb.large
-	1832: {off: 14532, n: 16, maxPods: 1514, vcpus: 192, enis: 24, ipv4: 64, flags: fFacts | fMetal},      // r8idb.metal-48xl
-	1502: {off: 14548, n: 16, maxPods: 758, vcpus: 384, enis: 12, ipv4: 64, flags: fFacts | fMetal},       // r8idb.metal-96xl
-	710:  {off: 14564, n: 12, maxPods: 118, vcpus: 4, enis: 4, ipv4: 30, flags: fFacts | fNitro},          // r8idb.xlarge
-	1946: {off: 14576, n: 14, maxPods: 590, vcpus: 48, enis: 12, ipv4: 50, flags: fFacts | fNitro},        // r8idn.12xlarge
-	1084: {off: 14590, n: 14, maxPods: 1010, vcpus: 64, enis: 16, ipv4: 64, flags: fFacts | fNitro},       // r8idn.16xlarge
-	1588: {off: 14604, n: 14, maxPods: 1010, vcpus: 96, enis: 16, ipv4: 64, flags: fFacts | fNitro},       // r8idn.24xlarge
-	43:   {off: 14618, n: 13, maxPods: 118, vcpus: 8, enis: 4, ipv4: 30, flags: fFacts | fNitro},          // r8idn.2xlarge
-	184:  {off: 14631, n: 14, maxPods: 1010, vcpus: 128, enis: 16, ipv4: 64, flags: fFacts | fNitro},      // r8idn.32xlarge
-	1350: {off: 14645, n: 14, maxPods: 1514, vcpus: 192, enis: 24, ipv4: 64, flags: fFacts | fNitro},      // r8idn.48xlarge
-	1207: {off: 14659, n: 13, maxPods: 394, vcpus: 16, enis: 8, ipv4: 50, flags: fFacts | fNitro},         // r8idn.4xlarge
-	718:  {off: 14672, n: 13, maxPods: 394, vcpus: 32, enis: 8, ipv4: 50, flags: fFacts | fNitro},         // r8idn.8xlarge
-	904:  {off: 14685, n: 14, maxPods: 758, vcpus: 384, enis: 12, ipv4: 64, flags: fFacts | fNitro},       // r8idn.96xlarge
-	1111: {off: 14699, n: 11, maxPods: 78, vcpus: 2, enis: 4, ipv4: 20, flags: fFacts | fNitro},           // r8idn.large
-	1107: {off: 14710, n: 16, maxPods: 1514, vcpus: 192, enis: 24, ipv4: 64, flags: fFacts | fMetal},      // r8idn.metal-48xl
-	1403: {off: 14726, n: 16, maxPods: 758, vcpus: 384, enis: 12, ipv4: 64, flags: fFacts | fMetal},       // r8idn.metal-96xl
-	1155: {off: 14742, n: 12, maxPods: 118, vcpus: 4, enis: 4, ipv4: 30, flags: fFacts | fNitro},          // r8idn.xlarge
-	40:   {off: 14754, n: 13, maxPods: 590, vcpus: 48, enis: 12, ipv4: 50, flags: fFacts | fNitro},        // r8in.12xlarge
-	1896: {off: 14767, n: 13, maxPods: 1010, vcpus: 64, enis: 16, ipv4: 64, flags: fFacts | fNitro},       // r8in.16xlarge
-	945:  {off: 14780, n: 13, maxPods: 1010, vcpus: 96, enis: 16, ipv4: 64, flags: fFacts | fNitro},       // r8in.24xlarge
-	1209: {off: 14793, n: 12, maxPods: 118, vcpus: 8, enis: 4, ipv4: 30, flags: fFacts | fNitro},          // r8in.2xlarge
-	443:  {off: 14805, n: 13, maxPods: 1010, vcpus: 128, enis: 16, ipv4: 64, flags: fFacts | fNitro},      // r8in.32xlarge
-	1161: {off: 14818, n: 13, maxPods: 1514, vcpus: 192, enis: 24, ipv4: 64, flags: fFacts | fNitro},      // r8in.48xlarge
-	1912: {off: 14831, n: 12, maxPods: 394, vcpus: 16, enis: 8, ipv4: 50, flags: fFacts | fNitro},         // r8in.4xlarge
-	1128: {off: 14843, n: 12, maxPods: 394, vcpus: 32, enis: 8, ipv4: 50, flags: fFacts | fNitro},         // r8in.8xlarge
-	254:  {off: 14855, n: 13, maxPods: 758, vcpus: 384, enis: 12, ipv4: 64, flags: fFacts | fNitro},       // r8in.96xlarge
-	1344: {off: 14868, n: 10, maxPods: 78, vcpus: 2, enis: 4, ipv4: 20, flags: fFacts | fNitro},           // r8in.large
-	552:  {off: 14878, n: 15, maxPods: 1514, vcpus: 192, enis: 24, ipv4: 64, flags: fFacts | fMetal},      // r8in.metal-48xl
-	1956: {off: 14893, n: 15, maxPods: 758, vcpus: 384, enis: 12, ipv4: 64, flags: fFacts | fMetal},       // r8in.metal-96xl
-	1225: {off: 14908, n: 11, maxPods: 118, vcpus: 4, enis: 4, ipv4: 30, flags: fFacts | fNitro},          // r8in.xlarge
-	1854: {off: 14919, n: 8, maxPods: 4, vcpus: 1, enis: 2, ipv4: 2, flags: fFacts | fXen},                // t1.micro
-	247:  {off: 14927, n: 10, maxPods: 44, vcpus: 8, enis: 3, ipv4: 15, flags: fFacts | fXen},             // t2.2xlarge
-	330:  {off: 14937, n: 8, maxPods: 35, vcpus: 2, enis: 3, ipv4: 12, flags: fFacts | fXen},              // t2.large
-	1882: {off: 14945, n: 9, maxPods: 17, vcpus: 2, enis: 3, ipv4: 6, flags: fFacts | fXen},               // t2.medium
-	526:  {off: 14954, n: 8, maxPods: 4, vcpus: 1, enis: 2, ipv4: 2, flags: fFacts | fXen},                // t2.micro
-	2013: {off: 14962, n: 7, maxPods: 4, vcpus: 1, enis: 2, ipv4: 2, flags: fFacts | fXen},                // t2.nano
-	212:  {off: 14969, n: 8, maxPods: 11, vcpus: 1, enis: 3, ipv4: 4, flags: fFacts | fXen},               // t2.small
-	39:   {off: 14977, n: 9, maxPods: 44, vcpus: 4, enis: 3, ipv4: 15, flags: fFacts | fXen},              // t2.xlarge
-	41:   {off: 14986, n: 10, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // t3.2xlarge
-	885:  {off: 14996, n: 8, maxPods: 35, vcpus: 2, enis: 3, ipv4: 12, flags: fFacts | fNitro},            // t3.large
-	1182: {off: 15004, n: 9, maxPods: 17, vcpus: 2, enis: 3, ipv4: 6, flags: fFacts | fNitro},             // t3.medium
-	293:  {off: 15013, n: 8, maxPods: 4, vcpus: 2, enis: 2, ipv4: 2, flags: fFacts | fNitro},              // t3.micro
-	824:  {off: 15021, n: 7, maxPods: 4, vcpus: 2, enis: 2, ipv4: 2, flags: fFacts | fNitro},              // t3.nano
-	1026: {off: 15028, n: 8, maxPods: 11, vcpus: 2, enis: 3, ipv4: 4, flags: fFacts | fNitro},             // t3.small
-	1416: {off: 15036, n: 9, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // t3.xlarge
-	1483: {off: 15045, n: 11, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // t3a.2xlarge
-	968:  {off: 15056, n: 9, maxPods: 35, vcpus: 2, enis: 3, ipv4: 12, flags: fFacts | fNitro},            // t3a.large
-	2010: {off: 15065, n: 10, maxPods: 17, vcpus: 2, enis: 3, ipv4: 6, flags: fFacts | fNitro},            // t3a.medium
-	2029: {off: 15075, n: 9, maxPods: 4, vcpus: 2, enis: 2, ipv4: 2, flags: fFacts | fNitro},              // t3a.micro
-	1963: {off: 15084, n: 8, maxPods: 4, vcpus: 2, enis: 2, ipv4: 2, flags: fFacts | fNitro},              // t3a.nano
-	1776: {off: 15092, n: 9, maxPods: 8, vcpus: 2, enis: 2, ipv4: 4, flags: fFacts | fNitro},              // t3a.small
-	1799: {off: 15101, n: 10, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // t3a.xlarge
-	1289: {off: 15111, n: 11, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // t4g.2xlarge
-	1176: {off: 15122, n: 9, maxPods: 35, vcpus: 2, enis: 3, ipv4: 12, flags: fFacts | fNitro},            // t4g.large
-	1144: {off: 15131, n: 10, maxPods: 17, vcpus: 2, enis: 3, ipv4: 6, flags: fFacts | fNitro},            // t4g.medium
-	1331: {off: 15141, n: 9, maxPods: 4, vcpus: 2, enis: 2, ipv4: 2, flags: fFacts | fNitro},              // t4g.micro
-	579:  {off: 15150, n: 8, maxPods: 4, vcpus: 2, enis: 2, ipv4: 2, flags: fFacts | fNitro},              // t4g.nano
-	490:  {off: 15158, n: 9, maxPods: 11, vcpus: 2, enis: 3, ipv4: 4, flags: fFacts | fNitro},             // t4g.small
-	1369: {off: 15167, n: 10, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // t4g.xlarge
-	1436: {off: 15177, n: 12, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // trn1.2xlarge
-	829:  {off: 15189, n: 13, maxPods: 247, vcpus: 128, enis: 5, ipv4: 50, flags: fFacts | fNitro},        // trn1.32xlarge
-	336:  {off: 15202, n: 14, maxPods: 247, vcpus: 128, enis: 5, ipv4: 50, flags: fFacts | fNitro},        // trn1n.32xlarge
-	1915: {off: 15216, n: 12, maxPods: 30, vcpus: 0, enis: 2, ipv4: 15, flags: fFacts | fNitro},           // trn2.3xlarge
-	1472: {off: 15228, n: 13, maxPods: 100, vcpus: 192, enis: 2, ipv4: 50, flags: fFacts | fNitro},        // trn2.48xlarge
-	1214: {off: 15241, n: 13, maxPods: 147, vcpus: 0, enis: 5, ipv4: 30, flags: fFacts | fMetal},          // u-12tb1.metal
-	1695: {off: 15254, n: 13, maxPods: 737, vcpus: 0, enis: 15, ipv4: 50, flags: fFacts | fMetal},         // u-18tb1.metal
-	798:  {off: 15267, n: 13, maxPods: 737, vcpus: 0, enis: 15, ipv4: 50, flags: fFacts | fMetal},         // u-24tb1.metal
-	1301: {off: 15280, n: 15, maxPods: 234, vcpus: 224, enis: 8, ipv4: 30, flags: fFacts | fNitro},        // u-3tb1.56xlarge
-	72:   {off: 15295, n: 16, maxPods: 737, vcpus: 448, enis: 15, ipv4: 50, flags: fFacts | fNitro},       // u-6tb1.112xlarge
-	159:  {off: 15311, n: 15, maxPods: 737, vcpus: 224, enis: 15, ipv4: 50, flags: fFacts | fNitro},       // u-6tb1.56xlarge
-	492:  {off: 15326, n: 12, maxPods: 147, vcpus: 0, enis: 5, ipv4: 30, flags: fFacts | fMetal},          // u-6tb1.metal
-	637:  {off: 15338, n: 12, maxPods: 147, vcpus: 0, enis: 5, ipv4: 30, flags: fFacts | fMetal},          // u-9tb1.metal
-	28:   {off: 15350, n: 18, maxPods: 737, vcpus: 896, enis: 15, ipv4: 50, flags: fFacts | fNitro},       // u7i-12tb.224xlarge
-	1315: {off: 15368, n: 17, maxPods: 737, vcpus: 448, enis: 15, ipv4: 50, flags: fFacts | fNitro},       // u7i-6tb.112xlarge
-	1114: {off: 15385, n: 17, maxPods: 737, vcpus: 448, enis: 15, ipv4: 50, flags: fFacts | fNitro},       // u7i-8tb.112xlarge
-	2044: {off: 15402, n: 19, maxPods: 394, vcpus: 896, enis: 8, ipv4: 50, flags: fFacts | fNitro},        // u7in-16tb.224xlarge
-	26:   {off: 15421, n: 19, maxPods: 394, vcpus: 896, enis: 8, ipv4: 50, flags: fFacts | fNitro},        // u7in-24tb.224xlarge
-	705:  {off: 15440, n: 19, maxPods: 394, vcpus: 896, enis: 8, ipv4: 50, flags: fFacts | fNitro},        // u7in-32tb.224xlarge
-	488:  {off: 15459, n: 12, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // vt1.24xlarge
-	1629: {off: 15471, n: 11, maxPods: 58, vcpus: 12, enis: 4, ipv4: 15, flags: fFacts | fNitro},          // vt1.3xlarge
-	1641: {off: 15482, n: 11, maxPods: 234, vcpus: 24, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // vt1.6xlarge
-	1560: {off: 15493, n: 11, maxPods: 234, vcpus: 64, enis: 8, ipv4: 30, flags: fFacts | fXen},           // x1.16xlarge
-	1546: {off: 15504, n: 11, maxPods: 234, vcpus: 128, enis: 8, ipv4: 30, flags: fFacts | fXen},          // x1.32xlarge
-	542:  {off: 15515, n: 12, maxPods: 234, vcpus: 64, enis: 8, ipv4: 30, flags: fFacts | fXen},           // x1e.16xlarge
-	1304: {off: 15527, n: 11, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fXen},             // x1e.2xlarge
-	1251: {off: 15538, n: 12, maxPods: 234, vcpus: 128, enis: 8, ipv4: 30, flags: fFacts | fXen},          // x1e.32xlarge
-	1305: {off: 15550, n: 11, maxPods: 58, vcpus: 16, enis: 4, ipv4: 15, flags: fFacts | fXen},            // x1e.4xlarge
-	1900: {off: 15561, n: 11, maxPods: 58, vcpus: 32, enis: 4, ipv4: 15, flags: fFacts | fXen},            // x1e.8xlarge
-	794:  {off: 15572, n: 10, maxPods: 29, vcpus: 4, enis: 3, ipv4: 10, flags: fFacts | fXen},             // x1e.xlarge
-	217:  {off: 15582, n: 13, maxPods: 234, vcpus: 48, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // x2gd.12xlarge
-	322:  {off: 15595, n: 13, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // x2gd.16xlarge
-	1113: {off: 15608, n: 12, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // x2gd.2xlarge
-	1231: {off: 15620, n: 12, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // x2gd.4xlarge
-	1683: {off: 15632, n: 12, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // x2gd.8xlarge
-	1378: {off: 15644, n: 10, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},           // x2gd.large
-	834:  {off: 15654, n: 11, maxPods: 8, vcpus: 1, enis: 2, ipv4: 4, flags: fFacts | fNitro},             // x2gd.medium
-	1032: {off: 15665, n: 10, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fMetal},        // x2gd.metal
-	1163: {off: 15675, n: 11, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // x2gd.xlarge
-	1650: {off: 15686, n: 14, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // x2idn.16xlarge
-	819:  {off: 15700, n: 14, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // x2idn.24xlarge
-	951:  {off: 15714, n: 14, maxPods: 737, vcpus: 128, enis: 15, ipv4: 50, flags: fFacts | fNitro},       // x2idn.32xlarge
-	1249: {off: 15728, n: 11, maxPods: 737, vcpus: 128, enis: 15, ipv4: 50, flags: fFacts | fMetal},       // x2idn.metal
-	838:  {off: 15739, n: 15, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // x2iedn.16xlarge
-	1478: {off: 15754, n: 15, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // x2iedn.24xlarge
-	554:  {off: 15769, n: 14, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // x2iedn.2xlarge
-	778:  {off: 15783, n: 15, maxPods: 737, vcpus: 128, enis: 15, ipv4: 50, flags: fFacts | fNitro},       // x2iedn.32xlarge
-	294:  {off: 15798, n: 14, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // x2iedn.4xlarge
-	1941: {off: 15812, n: 14, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // x2iedn.8xlarge
-	1669: {off: 15826, n: 12, maxPods: 737, vcpus: 128, enis: 15, ipv4: 50, flags: fFacts | fMetal},       // x2iedn.metal
-	1105: {off: 15838, n: 13, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // x2iedn.xlarge
-	1201: {off: 15851, n: 15, maxPods: 737, vcpus: 48, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // x2iezn.12xlarge
-	427:  {off: 15866, n: 14, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // x2iezn.2xlarge
-	1339: {off: 15880, n: 14, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // x2iezn.4xlarge
-	1443: {off: 15894, n: 14, maxPods: 234, vcpus: 24, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // x2iezn.6xlarge
-	1697: {off: 15908, n: 14, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // x2iezn.8xlarge
-	1807: {off: 15922, n: 12, maxPods: 737, vcpus: 48, enis: 15, ipv4: 50, flags: fFacts | fMetal},        // x2iezn.metal
-	1011: {off: 15934, n: 15, maxPods: 1010, vcpus: 48, enis: 16, ipv4: 64, flags: fFacts | fNitro},       // x8aedz.12xlarge
-	267:  {off: 15949, n: 15, maxPods: 1010, vcpus: 96, enis: 16, ipv4: 64, flags: fFacts | fNitro},       // x8aedz.24xlarge
-	209:  {off: 15964, n: 14, maxPods: 314, vcpus: 12, enis: 8, ipv4: 40, flags: fFacts | fNitro},         // x8aedz.3xlarge
-	1733: {off: 15978, n: 14, maxPods: 314, vcpus: 24, enis: 8, ipv4: 40, flags: fFacts | fNitro},         // x8aedz.6xlarge
-	698:  {off: 15992, n: 12, maxPods: 78, vcpus: 2, enis: 4, ipv4: 20, flags: fFacts | fNitro},           // x8aedz.large
-	1714: {off: 16004, n: 17, maxPods: 1010, vcpus: 48, enis: 16, ipv4: 64, flags: fFacts | fMetal},       // x8aedz.metal-12xl
-	82:   {off: 16021, n: 17, maxPods: 1010, vcpus: 96, enis: 16, ipv4: 64, flags: fFacts | fMetal},       // x8aedz.metal-24xl
-	1640: {off: 16038, n: 13, maxPods: 78, vcpus: 4, enis: 4, ipv4: 20, flags: fFacts | fNitro},           // x8aedz.xlarge
-	690:  {off: 16051, n: 12, maxPods: 234, vcpus: 48, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // x8g.12xlarge
-	978:  {off: 16063, n: 12, maxPods: 737, vcpus: 64, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // x8g.16xlarge
-	1615: {off: 16075, n: 12, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // x8g.24xlarge
-	14:   {off: 16087, n: 11, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // x8g.2xlarge
-	742:  {off: 16098, n: 12, maxPods: 737, vcpus: 192, enis: 15, ipv4: 50, flags: fFacts | fNitro},       // x8g.48xlarge
-	596:  {off: 16110, n: 11, maxPods: 234, vcpus: 16, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // x8g.4xlarge
-	1082: {off: 16121, n: 11, maxPods: 234, vcpus: 32, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // x8g.8xlarge
-	1748: {off: 16132, n: 9, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},            // x8g.large
-	1720: {off: 16141, n: 10, maxPods: 8, vcpus: 1, enis: 2, ipv4: 4, flags: fFacts | fNitro},             // x8g.medium
-	1390: {off: 16151, n: 14, maxPods: 737, vcpus: 96, enis: 15, ipv4: 50, flags: fFacts | fMetal},        // x8g.metal-24xl
-	1172: {off: 16165, n: 14, maxPods: 737, vcpus: 192, enis: 15, ipv4: 50, flags: fFacts | fMetal},       // x8g.metal-48xl
-	1203: {off: 16179, n: 10, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // x8g.xlarge
-	1367: {off: 16189, n: 12, maxPods: 590, vcpus: 48, enis: 12, ipv4: 50, flags: fFacts | fNitro},        // x8i.12xlarge
-	1934: {off: 16201, n: 12, maxPods: 1010, vcpus: 64, enis: 16, ipv4: 64, flags: fFacts | fNitro},       // x8i.16xlarge
-	603:  {off: 16213, n: 12, maxPods: 1010, vcpus: 96, enis: 16, ipv4: 64, flags: fFacts | fNitro},       // x8i.24xlarge
-	921:  {off: 16225, n: 11, maxPods: 118, vcpus: 8, enis: 4, ipv4: 30, flags: fFacts | fNitro},          // x8i.2xlarge
-	887:  {off: 16236, n: 12, maxPods: 1514, vcpus: 128, enis: 24, ipv4: 64, flags: fFacts | fNitro},      // x8i.32xlarge
-	1544: {off: 16248, n: 12, maxPods: 1514, vcpus: 192, enis: 24, ipv4: 64, flags: fFacts | fNitro},      // x8i.48xlarge
-	317:  {off: 16260, n: 11, maxPods: 394, vcpus: 16, enis: 8, ipv4: 50, flags: fFacts | fNitro},         // x8i.4xlarge
-	369:  {off: 16271, n: 12, maxPods: 1514, vcpus: 256, enis: 24, ipv4: 64, flags: fFacts | fNitro},      // x8i.64xlarge
-	1631: {off: 16283, n: 11, maxPods: 492, vcpus: 32, enis: 10, ipv4: 50, flags: fFacts | fNitro},        // x8i.8xlarge
-	1820: {off: 16294, n: 12, maxPods: 1514, vcpus: 384, enis: 24, ipv4: 64, flags: fFacts | fNitro},      // x8i.96xlarge
-	525:  {off: 16306, n: 9, maxPods: 59, vcpus: 2, enis: 3, ipv4: 20, flags: fFacts | fNitro},            // x8i.large
-	354:  {off: 16315, n: 14, maxPods: 1514, vcpus: 192, enis: 24, ipv4: 64, flags: fFacts | fMetal},      // x8i.metal-48xl
-	1269: {off: 16329, n: 14, maxPods: 1514, vcpus: 384, enis: 24, ipv4: 64, flags: fFacts | fMetal},      // x8i.metal-96xl
-	220:  {off: 16343, n: 10, maxPods: 118, vcpus: 4, enis: 4, ipv4: 30, flags: fFacts | fNitro},          // x8i.xlarge
-	277:  {off: 16353, n: 12, maxPods: 737, vcpus: 48, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // z1d.12xlarge
-	1958: {off: 16365, n: 11, maxPods: 58, vcpus: 8, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // z1d.2xlarge
-	1394: {off: 16376, n: 11, maxPods: 234, vcpus: 12, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // z1d.3xlarge
-	1137: {off: 16387, n: 11, maxPods: 234, vcpus: 24, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // z1d.6xlarge
-	1169: {off: 16398, n: 9, maxPods: 29, vcpus: 2, enis: 3, ipv4: 10, flags: fFacts | fNitro},            // z1d.large
-	1671: {off: 16407, n: 9, maxPods: 737, vcpus: 48, enis: 15, ipv4: 50, flags: fFacts | fMetal},         // z1d.metal
-	111:  {off: 16416, n: 10, maxPods: 58, vcpus: 4, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // z1d.xlarge
+	909:  {off: 0, n: 10, maxPods: 58, vcpus: 8, memMiB: 16384, enis: 4, ipv4: 15, flags: fFacts | fNitro},                // a1.2xlarge
+	1978: {off: 10, n: 10, maxPods: 234, vcpus: 16, memMiB: 32768, enis: 8, ipv4: 30, flags: fFacts | fNitro},             // a1.4xlarge
+	109:  {off: 20, n: 8, maxPods: 29, vcpus: 2, memMiB: 4096, enis: 3, ipv4: 10, flags: fFacts | fNitro},                 // a1.large
+	1532: {off: 28, n: 9, maxPods: 8, vcpus: 1, memMiB: 2048, enis: 2, ipv4: 4, flags: fFacts | fNitro},                   // a1.medium
+	1211: {off: 37, n: 8, maxPods: 234, vcpus: 16, memMiB: 32768, enis: 8, ipv4: 30, flags: fFacts | fMetal},              // a1.metal
+	1087: {off: 45, n: 9, maxPods: 58, vcpus: 4, memMiB: 8192, enis: 4, ipv4: 15, flags: fFacts | fNitro},                 // a1.xlarge
+	1217: {off: 54, n: 13, maxPods: 737, vcpus: 0, memMiB: 0, enis: 15, ipv4: 50, flags: fFacts | fMetal},                 // bmn-sf1.metal
+	1749: {off: 67, n: 9, maxPods: 12, vcpus: 2, memMiB: 1740, enis: 2, ipv4: 6, flags: fFacts | fXen},                    // c1.medium
+	1763: {off: 76, n: 9, maxPods: 58, vcpus: 8, memMiB: 7168, enis: 4, ipv4: 15, flags: fFacts | fXen},                   // c1.xlarge
+	480:  {off: 85, n: 10, maxPods: 58, vcpus: 8, memMiB: 15360, enis: 4, ipv4: 15, flags: fFacts | fXen},                 // c3.2xlarge
+	1439: {off: 95, n: 10, maxPods: 234, vcpus: 16, memMiB: 30720, enis: 8, ipv4: 30, flags: fFacts | fXen},               // c3.4xlarge
+	346:  {off: 105, n: 10, maxPods: 234, vcpus: 32, memMiB: 61440, enis: 8, ipv4: 30, flags: fFacts | fXen},              // c3.8xlarge
+	1652: {off: 115, n: 8, maxPods: 29, vcpus: 2, memMiB: 3840, enis: 3, ipv4: 10, flags: fFacts | fXen},                  // c3.large
+	274:  {off: 123, n: 9, maxPods: 58, vcpus: 4, memMiB: 7680, enis: 4, ipv4: 15, flags: fFacts | fXen},                  // c3.xlarge
+	1595: {off: 132, n: 10, maxPods: 58, vcpus: 8, memMiB: 15360, enis: 4, ipv4: 15, flags: fFacts | fXen},                // c4.2xlarge
+	1534: {off: 142, n: 10, maxPods: 234, vcpus: 16, memMiB: 30720, enis: 8, ipv4: 30, flags: fFacts | fXen},              // c4.4xlarge
+	1580: {off: 152, n: 10, maxPods: 234, vcpus: 36, memMiB: 61440, enis: 8, ipv4: 30, flags: fFacts | fXen},              // c4.8xlarge
+	1275: {off: 162, n: 8, maxPods: 29, vcpus: 2, memMiB: 3840, enis: 3, ipv4: 10, flags: fFacts | fXen},                  // c4.large
+	703:  {off: 170, n: 9, maxPods: 58, vcpus: 4, memMiB: 7680, enis: 4, ipv4: 15, flags: fFacts | fXen},                  // c4.xlarge
+	723:  {off: 179, n: 11, maxPods: 234, vcpus: 48, memMiB: 98304, enis: 8, ipv4: 30, flags: fFacts | fNitro},            // c5.12xlarge
+	546:  {off: 190, n: 11, maxPods: 737, vcpus: 72, memMiB: 147456, enis: 15, ipv4: 50, flags: fFacts | fNitro},          // c5.18xlarge
+	1655: {off: 201, n: 11, maxPods: 737, vcpus: 96, memMiB: 196608, enis: 15, ipv4: 50, flags: fFacts | fNitro},          // c5.24xlarge
+	494:  {off: 212, n: 10, maxPods: 58, vcpus: 8, memMiB: 16384, enis: 4, ipv4: 15, flags: fFacts | fNitro},              // c5.2xlarge
+	87:   {off: 222, n: 10, maxPods: 234, vcpus: 16, memMiB: 32768, enis: 8, ipv4: 30, flags: fFacts | fNitro},            // c5.4xlarge
+	1262: {off: 232, n: 10, maxPods: 234, vcpus: 36, memMiB: 73728, enis: 8, ipv4: 30, flags: fFacts | fNitro},            // c5.9xlarge
+	1739: {off: 242, n: 8, maxPods: 29, vcpus: 2, memMiB: 4096, enis: 3, ipv4: 10, flags: fFacts | fNitro},                // c5.large
+	1017: {off: 250, n: 8, maxPods: 737, vcpus: 96, memMiB: 196608, enis: 15, ipv4: 50, flags: fFacts | fMetal},           // c5.metal
+	615:  {off: 258, n: 9, maxPods: 58, vcpus: 4, memMiB: 8192, enis: 4, ipv4: 15, flags: fFacts | fNitro},                // c5.xlarge
+	368:  {off: 267, n: 12, maxPods: 234, vcpus: 48, memMiB: 98304, enis: 8, ipv4: 30, flags: fFacts | fNitro},            // c5a.12xlarge
+	906:  {off: 279, n: 12, maxPods: 737, vcpus: 64, memMiB: 131072, enis: 15, ipv4: 50, flags: fFacts | fNitro},          // c5a.16xlarge
+	903:  {off: 291, n: 12, maxPods: 737, vcpus: 96, memMiB: 196608, enis: 15, ipv4: 50, flags: fFacts | fNitro},          // c5a.24xlarge
+	1557: {off: 303, n: 11, maxPods: 58, vcpus: 8, memMiB: 16384, enis: 4, ipv4: 15, flags: fFacts | fNitro},              // c5a.2xlarge
+	358:  {off: 314, n: 11, maxPods: 234, vcpus: 16, memMiB: 32768, enis: 8, ipv4: 30, flags: fFacts | fNitro},            // c5a.4xlarge
+	846:  {off: 325, n: 11, maxPods: 234, vcpus: 32, memMiB: 65536, enis: 8, ipv4: 30, flags: fFacts | fNitro},            // c5a.8xlarge
+	1096: {off: 336, n: 9, maxPods: 29, vcpus: 2, memMiB: 4096, enis: 3, ipv4: 10, flags: fFacts | fNitro},                // c5a.large
+	449:  {off: 345, n: 9, maxPods: 737, vcpus: 0, memMiB: 0, enis: 15, ipv4: 50, flags: fFacts | fMetal},                 // c5a.metal
+	110:  {off: 354, n: 10, maxPods: 58, vcpus: 4, memMiB: 8192, enis: 4, ipv4: 15, flags: fFacts | fNitro},               // c5a.xlarge
+	1898: {off: 364, n: 13, maxPods: 234, vcpus: 48, memMiB: 98304, enis: 8, ipv4: 30, flags: fFacts | fNitro},            // c5ad.12xlarge
+	1869: {off: 377, n: 13, maxPods: 737, vcpus: 64, memMiB: 131072, enis: 15, ipv4: 50, flags: fFacts | fNitro},          // c5ad.16xlarge
+	781:  {off: 390, n: 13, maxPods: 737, vcpus: 96, memMiB: 196608, enis: 15, ipv4: 50, flags: fFacts | fNitro},          // c5ad.24xlarge
+	867:  {off: 403, n: 12, maxPods: 58, vcpus: 8, memMiB: 16384, enis: 4, ipv4: 15, flags: fFacts | fNitro},              // c5ad.2xlarge
+	455:  {off: 415, n: 12, maxPods: 234, vcpus: 16, memMiB: 32768, enis: 8, ipv4: 30, flags: fFacts | fNitro},            // c5ad.4xlarge
+	817:  {off: 427, n: 12, maxPods: 234, vcpus: 32, memMiB: 65536, enis: 8, ipv4: 30, flags: fFacts | fNitro},            // c5ad.8xlarge
+	532:  {off: 439, n: 10, maxPods: 29, vcpus: 2, memMiB: 4096, enis: 3, ipv4: 10, flags: fFacts | fNitro},               // c5ad.large
+	1781: {off: 449, n: 10, maxPods: 737, vcpus: 0, memMiB: 0, enis: 15, ipv4: 50, flags: fFacts | fMetal},                // c5ad.metal
+	1446: {off: 459, n: 11, maxPods: 58, vcpus: 4, memMiB: 8192, enis: 4, ipv4: 15, flags: fFacts | fNitro},               // c5ad.xlarge
+	534:  {off: 470, n: 12, maxPods: 234, vcpus: 48, memMiB: 98304, enis: 8, ipv4: 30, flags: fFacts | fNitro},            // c5d.12xlarge
+	470:  {off: 482, n: 12, maxPods: 737, vcpus: 72, memMiB: 147456, enis: 15, ipv4: 50, flags: fFacts | fNitro},          // c5d.18xlarge
+	308:  {off: 494, n: 12, maxPods: 737, vcpus: 96, memMiB: 196608, enis: 15, ipv4: 50, flags: fFacts | fNitro},          // c5d.24xlarge
+	1320: {off: 506, n: 11, maxPods: 58, vcpus: 8, memMiB: 16384, enis: 4, ipv4: 15, flags: fFacts | fNitro},              // c5d.2xlarge
+	1117: {off: 517, n: 11, maxPods: 234, vcpus: 16, memMiB: 32768, enis: 8, ipv4: 30, flags: fFacts | fNitro},            // c5d.4xlarge
+	1737: {off: 528, n: 11, maxPods: 234, vcpus: 36, memMiB: 73728, enis: 8, ipv4: 30, flags: fFacts | fNitro},            // c5d.9xlarge
+	955:  {off: 539, n: 9, maxPods: 29, vcpus: 2, memMiB: 4096, enis: 3, ipv4: 10, flags: fFacts | fNitro},                // c5d.large
+	285:  {off: 548, n: 9, maxPods: 737, vcpus: 96, memMiB: 196608, enis: 15, ipv4: 50, flags: fFacts | fMetal},           // c5d.metal
+	1402: {off: 557, n: 10, maxPods: 58, vcpus: 4, memMiB: 8192, enis: 4, ipv4: 15, flags: fFacts | fNitro},               // c5d.xlarge
+	1278: {off: 567, n: 12, maxPods: 737, vcpus: 72, memMiB: 196608, enis: 15, ipv4: 50, flags: fFacts | fNitro},          // c5n.18xlarge
+	1625: {off: 579, n: 11, maxPods: 58, vcpus: 8, memMiB: 21504, enis: 4, ipv4: 15, flags: fFacts | fNitro},              // c5n.2xlarge
+	1024: {off: 590, n: 11, maxPods: 234, vcpus: 16, memMiB: 43008, enis: 8, ipv4: 30, flags: fFacts | fNitro},            // c5n.4xlarge
+	373:  {off: 601, n: 11, maxPods: 234, vcpus: 36, memMiB: 98304, enis: 8, ipv4: 30, flags: fFacts | fNitro},            // c5n.9xlarge
+	1552: {off: 612, n: 9, maxPods: 29, vcpus: 2, memMiB: 5376, enis: 3, ipv4: 10, flags: fFacts | fNitro},                // c5n.large
+	1202: {off: 621, n: 9, maxPods: 737, vcpus: 72, memMiB: 196608, enis: 15, ipv4: 50, flags: fFacts | fMetal},           // c5n.metal
+	738:  {off: 630, n: 10, maxPods: 58, vcpus: 4, memMiB: 10752, enis: 4, ipv4: 15, flags: fFacts | fNitro},              // c5n.xlarge
+	1062: {off: 640, n: 12, maxPods: 234, vcpus: 48, memMiB: 98304, enis: 8, ipv4: 30, flags: fFacts | fNitro},            // c6a.12xlarge
+	919:  {off: 652, n: 12, maxPods: 737, vcpus: 64, memMiB: 131072, enis: 15, ipv4: 50, flags: fFacts | fNitro},          // c6a.16xlarge
+	286:  {off: 664, n: 12, maxPods: 737, vcpus: 96, memMiB: 196608, enis: 15, ipv4: 50, flags: fFacts | fNitro},          // c6a.24xlarge
+	1448: {off: 676, n: 11, maxPods: 58, vcpus: 8, memMiB: 16384, enis: 4, ipv4: 15, flags: fFacts | fNitro},              // c6a.2xlarge
+	13:   {off: 687, n: 12, maxPods: 737, vcpus: 128, memMiB: 262144, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // c6a.32xlarge
+	1677: {off: 699, n: 12, maxPods: 737, vcpus: 192, memMiB: 393216, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // c6a.48xlarge
+	1909: {off: 711, n: 11, maxPods: 234, vcpus: 16, memMiB: 32768, enis: 8, ipv4: 30, flags: fFacts | fNitro},            // c6a.4xlarge
+	1227: {off: 722, n: 11, maxPods: 234, vcpus: 32, memMiB: 65536, enis: 8, ipv4: 30, flags: fFacts | fNitro},            // c6a.8xlarge
+	1258: {off: 733, n: 9, maxPods: 29, vcpus: 2, memMiB: 4096, enis: 3, ipv4: 10, flags: fFacts | fNitro},                // c6a.large
+	826:  {off: 742, n: 9, maxPods: 737, vcpus: 192, memMiB: 393216, enis: 15, ipv4: 50, flags: fFacts | fMetal},          // c6a.metal
+	108:  {off: 751, n: 10, maxPods: 58, vcpus: 4, memMiB: 8192, enis: 4, ipv4: 15, flags: fFacts | fNitro},               // c6a.xlarge
+	871:  {off: 761, n: 12, maxPods: 234, vcpus: 48, memMiB: 98304, enis: 8, ipv4: 30, flags: fFacts | fNitro},            // c6g.12xlarge
+	1879: {off: 773, n: 12, maxPods: 737, vcpus: 64, memMiB: 131072, enis: 15, ipv4: 50, flags: fFacts | fNitro},          // c6g.16xlarge
+	857:  {off: 785, n: 11, maxPods: 58, vcpus: 8, memMiB: 16384, enis: 4, ipv4: 15, flags: fFacts | fNitro},              // c6g.2xlarge
+	1510: {off: 796, n: 11, maxPods: 234, vcpus: 16, memMiB: 32768, enis: 8, ipv4: 30, flags: fFacts | fNitro},            // c6g.4xlarge
+	1130: {off: 807, n: 11, maxPods: 234, vcpus: 32, memMiB: 65536, enis: 8, ipv4: 30, flags: fFacts | fNitro},            // c6g.8xlarge
+	1751: {off: 818, n: 9, maxPods: 29, vcpus: 2, memMiB: 4096, enis: 3, ipv4: 10, flags: fFacts | fNitro},                // c6g.large
+	101:  {off: 827, n: 10, maxPods: 8, vcpus: 1, memMiB: 2048, enis: 2, ipv4: 4, flags: fFacts | fNitro},                 // c6g.medium
+	1066: {off: 837, n: 9, maxPods: 737, vcpus: 64, memMiB: 131072, enis: 15, ipv4: 50, flags: fFacts | fMetal},           // c6g.metal
+	1031: {off: 846, n: 10, maxPods: 58, vcpus: 4, memMiB: 8192, enis: 4, ipv4: 15, flags: fFacts | fNitro},               // c6g.xlarge
+	51:   {off: 856, n: 13, maxPods: 234, vcpus: 48, memMiB: 98304, enis: 8, ipv4: 30, flags: fFacts | fNitro},            // c6gd.12xlarge
+	440:  {off: 869, n: 13, maxPods: 737, vcpus: 64, memMiB: 131072, enis: 15, ipv4: 50, flags: fFacts | fNitro},          // c6gd.16xlarge
+	224:  {off: 882, n: 12, maxPods: 58, vcpus: 8, memMiB: 16384, enis: 4, ipv4: 15, flags: fFacts | fNitro},              // c6gd.2xlarge
+	1760: {off: 894, n: 12, maxPods: 234, vcpus: 16, memMiB: 32768, enis: 8, ipv4: 30, flags: fFacts | fNitro},            // c6gd.4xlarge
+	324:  {off: 906, n: 12, maxPods: 234, vcpus: 32, memMiB: 65536, enis: 8, ipv4: 30, flags: fFacts | fNitro},            // c6gd.8xlarge
+	441:  {off: 918, n: 10, maxPods: 29, vcpus: 2, memMiB: 4096, enis: 3, ipv4: 10, flags: fFacts | fNitro},               // c6gd.large
+	1711: {off: 928, n: 11, maxPods: 8, vcpus: 1, memMiB: 2048, enis: 2, ipv4: 4, flags: fFacts | fNitro},                 // c6gd.medium
+	52:   {off: 939, n: 10, maxPods: 737, vcpus: 64, memMiB: 131072, enis: 15, ipv4: 50, flags: fFacts | fMetal},          // c6gd.metal
+	262:  {off: 949, n: 11, maxPods: 58, vcpus: 4, memMiB: 8192, enis: 4, ipv4: 15, flags: fFacts | fNitro},               // c6gd.xlarge
+	1865: {off: 960, n: 13, maxPods: 234, vcpus: 48, memMiB: 98304, enis: 8, ipv4: 30, flags: fFacts | fNitro},            // c6gn.12xlarge
+	422:  {off: 973, n: 13, maxPods: 737, vcpus: 64, memMiB: 131072, enis: 15, ipv4: 50, flags: fFacts | fNitro},          // c6gn.16xlarge
+	1467: {off: 986, n: 12, maxPods: 58, vcpus: 8, memMiB: 16384, enis: 4, ipv4: 15, flags: fFacts | fNitro},              // c6gn.2xlarge
+	1831: {off: 998, n: 12, maxPods: 234, vcpus: 16, memMiB: 32768, enis: 8, ipv4: 30, flags: fFacts | fNitro},            // c6gn.4xlarge
+	1966: {off: 1010, n: 12, maxPods: 234, vcpus: 32, memMiB: 65536, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // c6gn.8xlarge
+	1319: {off: 1022, n: 10, maxPods: 29, vcpus: 2, memMiB: 4096, enis: 3, ipv4: 10, flags: fFacts | fNitro},              // c6gn.large
+	1270: {off: 1032, n: 11, maxPods: 8, vcpus: 1, memMiB: 2048, enis: 2, ipv4: 4, flags: fFacts | fNitro},                // c6gn.medium
+	1982: {off: 1043, n: 11, maxPods: 58, vcpus: 4, memMiB: 8192, enis: 4, ipv4: 15, flags: fFacts | fNitro},              // c6gn.xlarge
+	905:  {off: 1054, n: 12, maxPods: 234, vcpus: 48, memMiB: 98304, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // c6i.12xlarge
+	1250: {off: 1066, n: 12, maxPods: 737, vcpus: 64, memMiB: 131072, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // c6i.16xlarge
+	1360: {off: 1078, n: 12, maxPods: 737, vcpus: 96, memMiB: 196608, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // c6i.24xlarge
+	1238: {off: 1090, n: 11, maxPods: 58, vcpus: 8, memMiB: 16384, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // c6i.2xlarge
+	1456: {off: 1101, n: 12, maxPods: 737, vcpus: 128, memMiB: 262144, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // c6i.32xlarge
+	1553: {off: 1113, n: 11, maxPods: 234, vcpus: 16, memMiB: 32768, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // c6i.4xlarge
+	1860: {off: 1124, n: 11, maxPods: 234, vcpus: 32, memMiB: 65536, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // c6i.8xlarge
+	1120: {off: 1135, n: 9, maxPods: 29, vcpus: 2, memMiB: 4096, enis: 3, ipv4: 10, flags: fFacts | fNitro},               // c6i.large
+	753:  {off: 1144, n: 9, maxPods: 737, vcpus: 128, memMiB: 262144, enis: 15, ipv4: 50, flags: fFacts | fMetal},         // c6i.metal
+	784:  {off: 1153, n: 10, maxPods: 58, vcpus: 4, memMiB: 8192, enis: 4, ipv4: 15, flags: fFacts | fNitro},              // c6i.xlarge
+	1747: {off: 1163, n: 13, maxPods: 234, vcpus: 48, memMiB: 98304, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // c6id.12xlarge
+	1482: {off: 1176, n: 13, maxPods: 737, vcpus: 64, memMiB: 131072, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // c6id.16xlarge
+	1787: {off: 1189, n: 13, maxPods: 737, vcpus: 96, memMiB: 196608, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // c6id.24xlarge
+	1075: {off: 1202, n: 12, maxPods: 58, vcpus: 8, memMiB: 16384, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // c6id.2xlarge
+	912:  {off: 1214, n: 13, maxPods: 737, vcpus: 128, memMiB: 262144, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // c6id.32xlarge
+	188:  {off: 1227, n: 12, maxPods: 234, vcpus: 16, memMiB: 32768, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // c6id.4xlarge
+	1819: {off: 1239, n: 12, maxPods: 234, vcpus: 32, memMiB: 65536, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // c6id.8xlarge
+	154:  {off: 1251, n: 10, maxPods: 29, vcpus: 2, memMiB: 4096, enis: 3, ipv4: 10, flags: fFacts | fNitro},              // c6id.large
+	1947: {off: 1261, n: 10, maxPods: 737, vcpus: 128, memMiB: 262144, enis: 15, ipv4: 50, flags: fFacts | fMetal},        // c6id.metal
+	617:  {off: 1271, n: 11, maxPods: 58, vcpus: 4, memMiB: 8192, enis: 4, ipv4: 15, flags: fFacts | fNitro},              // c6id.xlarge
+	646:  {off: 1282, n: 13, maxPods: 234, vcpus: 48, memMiB: 98304, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // c6in.12xlarge
+	1326: {off: 1295, n: 13, maxPods: 737, vcpus: 64, memMiB: 131072, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // c6in.16xlarge
+	1041: {off: 1308, n: 13, maxPods: 737, vcpus: 96, memMiB: 196608, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // c6in.24xlarge
+	1153: {off: 1321, n: 12, maxPods: 58, vcpus: 8, memMiB: 16384, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // c6in.2xlarge
+	253:  {off: 1333, n: 13, maxPods: 394, vcpus: 128, memMiB: 262144, enis: 8, ipv4: 50, flags: fFacts | fNitro},         // c6in.32xlarge
+	701:  {off: 1346, n: 12, maxPods: 234, vcpus: 16, memMiB: 32768, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // c6in.4xlarge
+	1086: {off: 1358, n: 12, maxPods: 234, vcpus: 32, memMiB: 65536, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // c6in.8xlarge
+	1993: {off: 1370, n: 10, maxPods: 29, vcpus: 2, memMiB: 4096, enis: 3, ipv4: 10, flags: fFacts | fNitro},              // c6in.large
+	667:  {off: 1380, n: 10, maxPods: 394, vcpus: 128, memMiB: 262144, enis: 8, ipv4: 50, flags: fFacts | fMetal},         // c6in.metal
+	1461: {off: 1390, n: 11, maxPods: 58, vcpus: 4, memMiB: 8192, enis: 4, ipv4: 15, flags: fFacts | fNitro},              // c6in.xlarge
+	9:    {off: 1401, n: 12, maxPods: 234, vcpus: 48, memMiB: 98304, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // c7a.12xlarge
+	1001: {off: 1413, n: 12, maxPods: 737, vcpus: 64, memMiB: 131072, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // c7a.16xlarge
+	599:  {off: 1425, n: 12, maxPods: 737, vcpus: 96, memMiB: 196608, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // c7a.24xlarge
+	737:  {off: 1437, n: 11, maxPods: 58, vcpus: 8, memMiB: 16384, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // c7a.2xlarge
+	822:  {off: 1448, n: 12, maxPods: 737, vcpus: 128, memMiB: 262144, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // c7a.32xlarge
+	393:  {off: 1460, n: 12, maxPods: 737, vcpus: 192, memMiB: 393216, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // c7a.48xlarge
+	498:  {off: 1472, n: 11, maxPods: 234, vcpus: 16, memMiB: 32768, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // c7a.4xlarge
+	172:  {off: 1483, n: 11, maxPods: 234, vcpus: 32, memMiB: 65536, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // c7a.8xlarge
+	511:  {off: 1494, n: 9, maxPods: 29, vcpus: 2, memMiB: 4096, enis: 3, ipv4: 10, flags: fFacts | fNitro},               // c7a.large
+	725:  {off: 1503, n: 10, maxPods: 8, vcpus: 1, memMiB: 2048, enis: 2, ipv4: 4, flags: fFacts | fNitro},                // c7a.medium
+	560:  {off: 1513, n: 14, maxPods: 737, vcpus: 192, memMiB: 393216, enis: 15, ipv4: 50, flags: fFacts | fMetal},        // c7a.metal-48xl
+	418:  {off: 1527, n: 10, maxPods: 58, vcpus: 4, memMiB: 8192, enis: 4, ipv4: 15, flags: fFacts | fNitro},              // c7a.xlarge
+	1007: {off: 1537, n: 12, maxPods: 234, vcpus: 48, memMiB: 98304, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // c7g.12xlarge
+	1100: {off: 1549, n: 12, maxPods: 737, vcpus: 64, memMiB: 131072, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // c7g.16xlarge
+	659:  {off: 1561, n: 11, maxPods: 58, vcpus: 8, memMiB: 16384, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // c7g.2xlarge
+	939:  {off: 1572, n: 11, maxPods: 234, vcpus: 16, memMiB: 32768, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // c7g.4xlarge
+	20:   {off: 1583, n: 11, maxPods: 234, vcpus: 32, memMiB: 65536, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // c7g.8xlarge
+	246:  {off: 1594, n: 9, maxPods: 29, vcpus: 2, memMiB: 4096, enis: 3, ipv4: 10, flags: fFacts | fNitro},               // c7g.large
+	1106: {off: 1603, n: 10, maxPods: 8, vcpus: 1, memMiB: 2048, enis: 2, ipv4: 4, flags: fFacts | fNitro},                // c7g.medium
+	1922: {off: 1613, n: 9, maxPods: 737, vcpus: 64, memMiB: 131072, enis: 15, ipv4: 50, flags: fFacts | fNitro | fMetal}, // c7g.metal
+	377:  {off: 1622, n: 10, maxPods: 58, vcpus: 4, memMiB: 8192, enis: 4, ipv4: 15, flags: fFacts | fNitro},              // c7g.xlarge
+	348:  {off: 1632, n: 13, maxPods: 234, vcpus: 48, memMiB: 98304, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // c7gd.12xlarge
+	539:  {off: 1645, n: 13, maxPods: 737, vcpus: 64, memMiB: 131072, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // c7gd.16xlarge
+	1986: {off: 1658, n: 12, maxPods: 58, vcpus: 8, memMiB: 16384, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // c7gd.2xlarge
+	1603: {off: 1670, n: 12, maxPods: 234, vcpus: 16, memMiB: 32768, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // c7gd.4xlarge
+	1844: {off: 1682, n: 12, maxPods: 234, vcpus: 32, memMiB: 65536, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // c7gd.8xlarge
+	898:  {off: 1694, n: 10, maxPods: 29, vcpus: 2, memMiB: 4096, enis: 3, ipv4: 10, flags: fFacts | fNitro},              // c7gd.large
+	1076: {off: 1704, n: 11, maxPods: 8, vcpus: 1, memMiB: 2048, enis: 2, ipv4: 4, flags: fFacts | fNitro},                // c7gd.medium
+	585:  {off: 1715, n: 10, maxPods: 737, vcpus: 64, memMiB: 131072, enis: 15, ipv4: 50, flags: fFacts | fMetal},         // c7gd.metal
+	504:  {off: 1725, n: 11, maxPods: 58, vcpus: 4, memMiB: 8192, enis: 4, ipv4: 15, flags: fFacts | fNitro},              // c7gd.xlarge
+	516:  {off: 1736, n: 13, maxPods: 234, vcpus: 48, memMiB: 98304, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // c7gn.12xlarge
+	1254: {off: 1749, n: 13, maxPods: 737, vcpus: 64, memMiB: 131072, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // c7gn.16xlarge
+	1508: {off: 1762, n: 12, maxPods: 58, vcpus: 8, memMiB: 16384, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // c7gn.2xlarge
+	861:  {off: 1774, n: 12, maxPods: 234, vcpus: 16, memMiB: 32768, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // c7gn.4xlarge
+	878:  {off: 1786, n: 12, maxPods: 234, vcpus: 32, memMiB: 65536, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // c7gn.8xlarge
+	991:  {off: 1798, n: 10, maxPods: 29, vcpus: 2, memMiB: 4096, enis: 3, ipv4: 10, flags: fFacts | fNitro},              // c7gn.large
+	1687: {off: 1808, n: 11, maxPods: 8, vcpus: 1, memMiB: 2048, enis: 2, ipv4: 4, flags: fFacts | fNitro},                // c7gn.medium
+	1229: {off: 1819, n: 10, maxPods: 737, vcpus: 64, memMiB: 131072, enis: 15, ipv4: 50, flags: fFacts | fMetal},         // c7gn.metal
+	1118: {off: 1829, n: 11, maxPods: 58, vcpus: 4, memMiB: 8192, enis: 4, ipv4: 15, flags: fFacts | fNitro},              // c7gn.xlarge
+	61:   {off: 1840, n: 17, maxPods: 234, vcpus: 48, memMiB: 98304, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // c7i-flex.12xlarge
+	431:  {off: 1857, n: 17, maxPods: 737, vcpus: 64, memMiB: 131072, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // c7i-flex.16xlarge
+	96:   {off: 1874, n: 16, maxPods: 58, vcpus: 8, memMiB: 16384, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // c7i-flex.2xlarge
+	276:  {off: 1890, n: 16, maxPods: 234, vcpus: 16, memMiB: 32768, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // c7i-flex.4xlarge
+	882:  {off: 1906, n: 16, maxPods: 234, vcpus: 32, memMiB: 65536, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // c7i-flex.8xlarge
+	1554: {off: 1922, n: 14, maxPods: 29, vcpus: 2, memMiB: 4096, enis: 3, ipv4: 10, flags: fFacts | fNitro},              // c7i-flex.large
+	57:   {off: 1936, n: 15, maxPods: 58, vcpus: 4, memMiB: 8192, enis: 4, ipv4: 15, flags: fFacts | fNitro},              // c7i-flex.xlarge
+	805:  {off: 1951, n: 12, maxPods: 234, vcpus: 48, memMiB: 98304, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // c7i.12xlarge
+	304:  {off: 1963, n: 12, maxPods: 737, vcpus: 64, memMiB: 131072, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // c7i.16xlarge
+	1984: {off: 1975, n: 12, maxPods: 737, vcpus: 96, memMiB: 196608, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // c7i.24xlarge
+	628:  {off: 1987, n: 11, maxPods: 58, vcpus: 8, memMiB: 16384, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // c7i.2xlarge
+	1931: {off: 1998, n: 12, maxPods: 737, vcpus: 0, memMiB: 0, enis: 15, ipv4: 50, flags: fFacts | fNitro},               // c7i.32xlarge
+	1549: {off: 2010, n: 12, maxPods: 737, vcpus: 192, memMiB: 393216, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // c7i.48xlarge
+	1632: {off: 2022, n: 11, maxPods: 234, vcpus: 16, memMiB: 32768, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // c7i.4xlarge
+	1493: {off: 2033, n: 11, maxPods: 234, vcpus: 32, memMiB: 65536, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // c7i.8xlarge
+	92:   {off: 2044, n: 9, maxPods: 29, vcpus: 2, memMiB: 4096, enis: 3, ipv4: 10, flags: fFacts | fNitro},               // c7i.large
+	598:  {off: 2053, n: 14, maxPods: 737, vcpus: 96, memMiB: 196608, enis: 15, ipv4: 50, flags: fFacts | fMetal},         // c7i.metal-24xl
+	1146: {off: 2067, n: 14, maxPods: 737, vcpus: 192, memMiB: 393216, enis: 15, ipv4: 50, flags: fFacts | fMetal},        // c7i.metal-48xl
+	1168: {off: 2081, n: 10, maxPods: 58, vcpus: 4, memMiB: 8192, enis: 4, ipv4: 15, flags: fFacts | fNitro},              // c7i.xlarge
+	1150: {off: 2091, n: 12, maxPods: 758, vcpus: 48, memMiB: 98304, enis: 12, ipv4: 64, flags: fFacts | fNitro},          // c8a.12xlarge
+	1481: {off: 2103, n: 12, maxPods: 1010, vcpus: 64, memMiB: 131072, enis: 16, ipv4: 64, flags: fFacts | fNitro},        // c8a.16xlarge
+	1079: {off: 2115, n: 12, maxPods: 1010, vcpus: 96, memMiB: 196608, enis: 16, ipv4: 64, flags: fFacts | fNitro},        // c8a.24xlarge
+	982:  {off: 2127, n: 11, maxPods: 158, vcpus: 8, memMiB: 16384, enis: 4, ipv4: 40, flags: fFacts | fNitro},            // c8a.2xlarge
+	992:  {off: 2138, n: 12, maxPods: 1514, vcpus: 192, memMiB: 393216, enis: 24, ipv4: 64, flags: fFacts | fNitro},       // c8a.48xlarge
+	1090: {off: 2150, n: 11, maxPods: 314, vcpus: 16, memMiB: 32768, enis: 8, ipv4: 40, flags: fFacts | fNitro},           // c8a.4xlarge
+	94:   {off: 2161, n: 11, maxPods: 392, vcpus: 32, memMiB: 65536, enis: 10, ipv4: 40, flags: fFacts | fNitro},          // c8a.8xlarge
+	4:    {off: 2172, n: 9, maxPods: 59, vcpus: 2, memMiB: 4096, enis: 3, ipv4: 20, flags: fFacts | fNitro},               // c8a.large
+	708:  {off: 2181, n: 10, maxPods: 8, vcpus: 1, memMiB: 2048, enis: 2, ipv4: 4, flags: fFacts | fNitro},                // c8a.medium
+	806:  {off: 2191, n: 14, maxPods: 1010, vcpus: 96, memMiB: 196608, enis: 16, ipv4: 64, flags: fFacts | fMetal},        // c8a.metal-24xl
+	1047: {off: 2205, n: 14, maxPods: 1514, vcpus: 192, memMiB: 393216, enis: 24, ipv4: 64, flags: fFacts | fMetal},       // c8a.metal-48xl
+	1065: {off: 2219, n: 10, maxPods: 78, vcpus: 4, memMiB: 8192, enis: 4, ipv4: 20, flags: fFacts | fNitro},              // c8a.xlarge
+	1849: {off: 2229, n: 12, maxPods: 234, vcpus: 48, memMiB: 98304, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // c8g.12xlarge
+	995:  {off: 2241, n: 12, maxPods: 737, vcpus: 64, memMiB: 131072, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // c8g.16xlarge
+	139:  {off: 2253, n: 12, maxPods: 737, vcpus: 96, memMiB: 196608, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // c8g.24xlarge
+	270:  {off: 2265, n: 11, maxPods: 58, vcpus: 8, memMiB: 16384, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // c8g.2xlarge
+	657:  {off: 2276, n: 12, maxPods: 737, vcpus: 192, memMiB: 393216, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // c8g.48xlarge
+	89:   {off: 2288, n: 11, maxPods: 234, vcpus: 16, memMiB: 32768, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // c8g.4xlarge
+	1085: {off: 2299, n: 11, maxPods: 234, vcpus: 32, memMiB: 65536, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // c8g.8xlarge
+	780:  {off: 2310, n: 9, maxPods: 29, vcpus: 2, memMiB: 4096, enis: 3, ipv4: 10, flags: fFacts | fNitro},               // c8g.large
+	1642: {off: 2319, n: 10, maxPods: 8, vcpus: 1, memMiB: 2048, enis: 2, ipv4: 4, flags: fFacts | fNitro},                // c8g.medium
+	1796: {off: 2329, n: 14, maxPods: 737, vcpus: 96, memMiB: 196608, enis: 15, ipv4: 50, flags: fFacts | fMetal},         // c8g.metal-24xl
+	1985: {off: 2343, n: 14, maxPods: 737, vcpus: 192, memMiB: 393216, enis: 15, ipv4: 50, flags: fFacts | fMetal},        // c8g.metal-48xl
+	1944: {off: 2357, n: 10, maxPods: 58, vcpus: 4, memMiB: 8192, enis: 4, ipv4: 15, flags: fFacts | fNitro},              // c8g.xlarge
+	251:  {off: 2367, n: 13, maxPods: 350, vcpus: 48, memMiB: 98304, enis: 12, ipv4: 30, flags: fFacts | fNitro},          // c8gb.12xlarge
+	1805: {off: 2380, n: 13, maxPods: 786, vcpus: 64, memMiB: 131072, enis: 16, ipv4: 50, flags: fFacts | fNitro},         // c8gb.16xlarge
+	881:  {off: 2393, n: 13, maxPods: 1178, vcpus: 96, memMiB: 196608, enis: 24, ipv4: 50, flags: fFacts | fNitro},        // c8gb.24xlarge
+	1323: {off: 2406, n: 12, maxPods: 58, vcpus: 8, memMiB: 16384, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // c8gb.2xlarge
+	868:  {off: 2418, n: 13, maxPods: 590, vcpus: 192, memMiB: 393216, enis: 12, ipv4: 50, flags: fFacts | fNitro},        // c8gb.48xlarge
+	2017: {off: 2431, n: 12, maxPods: 234, vcpus: 16, memMiB: 32768, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // c8gb.4xlarge
+	1682: {off: 2443, n: 12, maxPods: 292, vcpus: 32, memMiB: 65536, enis: 10, ipv4: 30, flags: fFacts | fNitro},          // c8gb.8xlarge
+	570:  {off: 2455, n: 10, maxPods: 29, vcpus: 2, memMiB: 4096, enis: 3, ipv4: 10, flags: fFacts | fNitro},              // c8gb.large
+	1045: {off: 2465, n: 11, maxPods: 8, vcpus: 1, memMiB: 2048, enis: 2, ipv4: 4, flags: fFacts | fNitro},                // c8gb.medium
+	1490: {off: 2476, n: 15, maxPods: 1178, vcpus: 96, memMiB: 196608, enis: 24, ipv4: 50, flags: fFacts | fMetal},        // c8gb.metal-24xl
+	1210: {off: 2491, n: 15, maxPods: 590, vcpus: 192, memMiB: 393216, enis: 12, ipv4: 50, flags: fFacts | fMetal},        // c8gb.metal-48xl
+	767:  {off: 2506, n: 11, maxPods: 58, vcpus: 4, memMiB: 8192, enis: 4, ipv4: 15, flags: fFacts | fNitro},              // c8gb.xlarge
+	771:  {off: 2517, n: 13, maxPods: 234, vcpus: 48, memMiB: 98304, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // c8gd.12xlarge
+	466:  {off: 2530, n: 13, maxPods: 737, vcpus: 64, memMiB: 131072, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // c8gd.16xlarge
+	853:  {off: 2543, n: 13, maxPods: 737, vcpus: 96, memMiB: 196608, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // c8gd.24xlarge
+	977:  {off: 2556, n: 12, maxPods: 58, vcpus: 8, memMiB: 16384, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // c8gd.2xlarge
+	1969: {off: 2568, n: 13, maxPods: 737, vcpus: 192, memMiB: 393216, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // c8gd.48xlarge
+	1658: {off: 2581, n: 12, maxPods: 234, vcpus: 16, memMiB: 32768, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // c8gd.4xlarge
+	1971: {off: 2593, n: 12, maxPods: 234, vcpus: 32, memMiB: 65536, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // c8gd.8xlarge
+	1923: {off: 2605, n: 10, maxPods: 29, vcpus: 2, memMiB: 4096, enis: 3, ipv4: 10, flags: fFacts | fNitro},              // c8gd.large
+	1077: {off: 2615, n: 11, maxPods: 8, vcpus: 1, memMiB: 2048, enis: 2, ipv4: 4, flags: fFacts | fNitro},                // c8gd.medium
+	1972: {off: 2626, n: 15, maxPods: 737, vcpus: 96, memMiB: 196608, enis: 15, ipv4: 50, flags: fFacts | fMetal},         // c8gd.metal-24xl
+	389:  {off: 2641, n: 15, maxPods: 737, vcpus: 192, memMiB: 393216, enis: 15, ipv4: 50, flags: fFacts | fMetal},        // c8gd.metal-48xl
+	148:  {off: 2656, n: 11, maxPods: 58, vcpus: 4, memMiB: 8192, enis: 4, ipv4: 15, flags: fFacts | fNitro},              // c8gd.xlarge
+	1112: {off: 2667, n: 13, maxPods: 350, vcpus: 48, memMiB: 98304, enis: 12, ipv4: 30, flags: fFacts | fNitro},          // c8gn.12xlarge
+	1561: {off: 2680, n: 13, maxPods: 786, vcpus: 64, memMiB: 131072, enis: 16, ipv4: 50, flags: fFacts | fNitro},         // c8gn.16xlarge
+	1542: {off: 2693, n: 13, maxPods: 1178, vcpus: 96, memMiB: 196608, enis: 24, ipv4: 50, flags: fFacts | fNitro},        // c8gn.24xlarge
+	146:  {off: 2706, n: 12, maxPods: 58, vcpus: 8, memMiB: 16384, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // c8gn.2xlarge
+	2047: {off: 2718, n: 13, maxPods: 590, vcpus: 192, memMiB: 393216, enis: 12, ipv4: 50, flags: fFacts | fNitro},        // c8gn.48xlarge
+	144:  {off: 2731, n: 12, maxPods: 234, vcpus: 16, memMiB: 32768, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // c8gn.4xlarge
+	1924: {off: 2743, n: 12, maxPods: 292, vcpus: 32, memMiB: 65536, enis: 10, ipv4: 30, flags: fFacts | fNitro},          // c8gn.8xlarge
+	666:  {off: 2755, n: 10, maxPods: 29, vcpus: 2, memMiB: 4096, enis: 3, ipv4: 10, flags: fFacts | fNitro},              // c8gn.large
+	1975: {off: 2765, n: 11, maxPods: 8, vcpus: 1, memMiB: 2048, enis: 2, ipv4: 4, flags: fFacts | fNitro},                // c8gn.medium
+	356:  {off: 2776, n: 15, maxPods: 1178, vcpus: 96, memMiB: 196608, enis: 24, ipv4: 50, flags: fFacts | fMetal},        // c8gn.metal-24xl
+	260:  {off: 2791, n: 15, maxPods: 590, vcpus: 192, memMiB: 393216, enis: 12, ipv4: 50, flags: fFacts | fMetal},        // c8gn.metal-48xl
+	811:  {off: 2806, n: 11, maxPods: 58, vcpus: 4, memMiB: 8192, enis: 4, ipv4: 15, flags: fFacts | fNitro},              // c8gn.xlarge
+	1933: {off: 2817, n: 17, maxPods: 590, vcpus: 48, memMiB: 98304, enis: 12, ipv4: 50, flags: fFacts | fNitro},          // c8i-flex.12xlarge
+	295:  {off: 2834, n: 17, maxPods: 1010, vcpus: 64, memMiB: 131072, enis: 16, ipv4: 64, flags: fFacts | fNitro},        // c8i-flex.16xlarge
+	1814: {off: 2851, n: 16, maxPods: 118, vcpus: 8, memMiB: 16384, enis: 4, ipv4: 30, flags: fFacts | fNitro},            // c8i-flex.2xlarge
+	1654: {off: 2867, n: 16, maxPods: 394, vcpus: 16, memMiB: 32768, enis: 8, ipv4: 50, flags: fFacts | fNitro},           // c8i-flex.4xlarge
+	917:  {off: 2883, n: 16, maxPods: 492, vcpus: 32, memMiB: 65536, enis: 10, ipv4: 50, flags: fFacts | fNitro},          // c8i-flex.8xlarge
+	1149: {off: 2899, n: 14, maxPods: 59, vcpus: 2, memMiB: 4096, enis: 3, ipv4: 20, flags: fFacts | fNitro},              // c8i-flex.large
+	942:  {off: 2913, n: 15, maxPods: 118, vcpus: 4, memMiB: 8192, enis: 4, ipv4: 30, flags: fFacts | fNitro},             // c8i-flex.xlarge
+	754:  {off: 2928, n: 12, maxPods: 590, vcpus: 48, memMiB: 98304, enis: 12, ipv4: 50, flags: fFacts | fNitro},          // c8i.12xlarge
+	1455: {off: 2940, n: 12, maxPods: 1010, vcpus: 64, memMiB: 131072, enis: 16, ipv4: 64, flags: fFacts | fNitro},        // c8i.16xlarge
+	947:  {off: 2952, n: 12, maxPods: 1010, vcpus: 96, memMiB: 196608, enis: 16, ipv4: 64, flags: fFacts | fNitro},        // c8i.24xlarge
+	166:  {off: 2964, n: 11, maxPods: 118, vcpus: 8, memMiB: 16384, enis: 4, ipv4: 30, flags: fFacts | fNitro},            // c8i.2xlarge
+	627:  {off: 2975, n: 12, maxPods: 1514, vcpus: 128, memMiB: 262144, enis: 24, ipv4: 64, flags: fFacts | fNitro},       // c8i.32xlarge
+	147:  {off: 2987, n: 12, maxPods: 1514, vcpus: 192, memMiB: 393216, enis: 24, ipv4: 64, flags: fFacts | fNitro},       // c8i.48xlarge
+	376:  {off: 2999, n: 11, maxPods: 394, vcpus: 16, memMiB: 32768, enis: 8, ipv4: 50, flags: fFacts | fNitro},           // c8i.4xlarge
+	790:  {off: 3010, n: 11, maxPods: 492, vcpus: 32, memMiB: 65536, enis: 10, ipv4: 50, flags: fFacts | fNitro},          // c8i.8xlarge
+	2025: {off: 3021, n: 12, maxPods: 1514, vcpus: 384, memMiB: 786432, enis: 24, ipv4: 64, flags: fFacts | fNitro},       // c8i.96xlarge
+	769:  {off: 3033, n: 9, maxPods: 59, vcpus: 2, memMiB: 4096, enis: 3, ipv4: 20, flags: fFacts | fNitro},               // c8i.large
+	1618: {off: 3042, n: 14, maxPods: 1514, vcpus: 192, memMiB: 393216, enis: 24, ipv4: 64, flags: fFacts | fMetal},       // c8i.metal-48xl
+	436:  {off: 3056, n: 14, maxPods: 1514, vcpus: 384, memMiB: 786432, enis: 24, ipv4: 64, flags: fFacts | fMetal},       // c8i.metal-96xl
+	1996: {off: 3070, n: 10, maxPods: 118, vcpus: 4, memMiB: 8192, enis: 4, ipv4: 30, flags: fFacts | fNitro},             // c8i.xlarge
+	1410: {off: 3080, n: 13, maxPods: 590, vcpus: 48, memMiB: 98304, enis: 12, ipv4: 50, flags: fFacts | fNitro},          // c8ib.12xlarge
+	1994: {off: 3093, n: 13, maxPods: 1010, vcpus: 64, memMiB: 131072, enis: 16, ipv4: 64, flags: fFacts | fNitro},        // c8ib.16xlarge
+	1499: {off: 3106, n: 13, maxPods: 1010, vcpus: 96, memMiB: 196608, enis: 16, ipv4: 64, flags: fFacts | fNitro},        // c8ib.24xlarge
+	36:   {off: 3119, n: 12, maxPods: 118, vcpus: 8, memMiB: 16384, enis: 4, ipv4: 30, flags: fFacts | fNitro},            // c8ib.2xlarge
+	1160: {off: 3131, n: 13, maxPods: 1010, vcpus: 128, memMiB: 262144, enis: 16, ipv4: 64, flags: fFacts | fNitro},       // c8ib.32xlarge
+	499:  {off: 3144, n: 13, maxPods: 1514, vcpus: 192, memMiB: 393216, enis: 24, ipv4: 64, flags: fFacts | fNitro},       // c8ib.48xlarge
+	791:  {off: 3157, n: 12, maxPods: 394, vcpus: 16, memMiB: 32768, enis: 8, ipv4: 50, flags: fFacts | fNitro},           // c8ib.4xlarge
+	1445: {off: 3169, n: 12, maxPods: 394, vcpus: 32, memMiB: 65536, enis: 8, ipv4: 50, flags: fFacts | fNitro},           // c8ib.8xlarge
+	1853: {off: 3181, n: 13, maxPods: 758, vcpus: 384, memMiB: 786432, enis: 12, ipv4: 64, flags: fFacts | fNitro},        // c8ib.96xlarge
+	1951: {off: 3194, n: 10, maxPods: 78, vcpus: 2, memMiB: 4096, enis: 4, ipv4: 20, flags: fFacts | fNitro},              // c8ib.large
+	452:  {off: 3204, n: 15, maxPods: 1514, vcpus: 192, memMiB: 393216, enis: 24, ipv4: 64, flags: fFacts | fMetal},       // c8ib.metal-48xl
+	1255: {off: 3219, n: 15, maxPods: 758, vcpus: 384, memMiB: 786432, enis: 12, ipv4: 64, flags: fFacts | fMetal},        // c8ib.metal-96xl
+	170:  {off: 3234, n: 11, maxPods: 118, vcpus: 4, memMiB: 8192, enis: 4, ipv4: 30, flags: fFacts | fNitro},             // c8ib.xlarge
+	873:  {off: 3245, n: 13, maxPods: 590, vcpus: 48, memMiB: 98304, enis: 12, ipv4: 50, flags: fFacts | fNitro},          // c8id.12xlarge
+	141:  {off: 3258, n: 13, maxPods: 1010, vcpus: 64, memMiB: 131072, enis: 16, ipv4: 64, flags: fFacts | fNitro},        // c8id.16xlarge
+	1728: {off: 3271, n: 13, maxPods: 1010, vcpus: 96, memMiB: 196608, enis: 16, ipv4: 64, flags: fFacts | fNitro},        // c8id.24xlarge
+	364:  {off: 3284, n: 12, maxPods: 118, vcpus: 8, memMiB: 16384, enis: 4, ipv4: 30, flags: fFacts | fNitro},            // c8id.2xlarge
+	1950: {off: 3296, n: 13, maxPods: 1514, vcpus: 128, memMiB: 262144, enis: 24, ipv4: 64, flags: fFacts | fNitro},       // c8id.32xlarge
+	124:  {off: 3309, n: 13, maxPods: 1514, vcpus: 192, memMiB: 393216, enis: 24, ipv4: 64, flags: fFacts | fNitro},       // c8id.48xlarge
+	228:  {off: 3322, n: 12, maxPods: 394, vcpus: 16, memMiB: 32768, enis: 8, ipv4: 50, flags: fFacts | fNitro},           // c8id.4xlarge
+	1980: {off: 3334, n: 12, maxPods: 492, vcpus: 32, memMiB: 65536, enis: 10, ipv4: 50, flags: fFacts | fNitro},          // c8id.8xlarge
+	2007: {off: 3346, n: 13, maxPods: 1514, vcpus: 384, memMiB: 786432, enis: 24, ipv4: 64, flags: fFacts | fNitro},       // c8id.96xlarge
+	815:  {off: 3359, n: 10, maxPods: 59, vcpus: 2, memMiB: 4096, enis: 3, ipv4: 20, flags: fFacts | fNitro},              // c8id.large
+	158:  {off: 3369, n: 15, maxPods: 1514, vcpus: 192, memMiB: 393216, enis: 24, ipv4: 64, flags: fFacts | fMetal},       // c8id.metal-48xl
+	679:  {off: 3384, n: 15, maxPods: 1514, vcpus: 384, memMiB: 786432, enis: 24, ipv4: 64, flags: fFacts | fMetal},       // c8id.metal-96xl
+	1721: {off: 3399, n: 11, maxPods: 118, vcpus: 4, memMiB: 8192, enis: 4, ipv4: 30, flags: fFacts | fNitro},             // c8id.xlarge
+	429:  {off: 3410, n: 13, maxPods: 590, vcpus: 48, memMiB: 98304, enis: 12, ipv4: 50, flags: fFacts | fNitro},          // c8in.12xlarge
+	99:   {off: 3423, n: 13, maxPods: 1010, vcpus: 64, memMiB: 131072, enis: 16, ipv4: 64, flags: fFacts | fNitro},        // c8in.16xlarge
+	1314: {off: 3436, n: 13, maxPods: 1010, vcpus: 96, memMiB: 196608, enis: 16, ipv4: 64, flags: fFacts | fNitro},        // c8in.24xlarge
+	1684: {off: 3449, n: 12, maxPods: 118, vcpus: 8, memMiB: 16384, enis: 4, ipv4: 30, flags: fFacts | fNitro},            // c8in.2xlarge
+	1738: {off: 3461, n: 13, maxPods: 1010, vcpus: 128, memMiB: 262144, enis: 16, ipv4: 64, flags: fFacts | fNitro},       // c8in.32xlarge
+	1463: {off: 3474, n: 13, maxPods: 1514, vcpus: 192, memMiB: 393216, enis: 24, ipv4: 64, flags: fFacts | fNitro},       // c8in.48xlarge
+	1477: {off: 3487, n: 12, maxPods: 394, vcpus: 16, memMiB: 32768, enis: 8, ipv4: 50, flags: fFacts | fNitro},           // c8in.4xlarge
+	1572: {off: 3499, n: 12, maxPods: 394, vcpus: 32, memMiB: 65536, enis: 8, ipv4: 50, flags: fFacts | fNitro},           // c8in.8xlarge
+	953:  {off: 3511, n: 13, maxPods: 758, vcpus: 384, memMiB: 786432, enis: 12, ipv4: 64, flags: fFacts | fNitro},        // c8in.96xlarge
+	672:  {off: 3524, n: 10, maxPods: 78, vcpus: 2, memMiB: 4096, enis: 4, ipv4: 20, flags: fFacts | fNitro},              // c8in.large
+	1223: {off: 3534, n: 15, maxPods: 1514, vcpus: 192, memMiB: 393216, enis: 24, ipv4: 64, flags: fFacts | fMetal},       // c8in.metal-48xl
+	688:  {off: 3549, n: 15, maxPods: 758, vcpus: 384, memMiB: 786432, enis: 12, ipv4: 64, flags: fFacts | fMetal},        // c8in.metal-96xl
+	1222: {off: 3564, n: 11, maxPods: 118, vcpus: 4, memMiB: 8192, enis: 4, ipv4: 30, flags: fFacts | fNitro},             // c8in.xlarge
+	985:  {off: 3575, n: 14, maxPods: 590, vcpus: 48, memMiB: 98304, enis: 12, ipv4: 50, flags: fFacts | fNitro},          // c8ine.12xlarge
+	1237: {off: 3589, n: 13, maxPods: 118, vcpus: 8, memMiB: 16384, enis: 4, ipv4: 30, flags: fFacts | fNitro},            // c8ine.2xlarge
+	234:  {off: 3602, n: 13, maxPods: 394, vcpus: 16, memMiB: 32768, enis: 8, ipv4: 50, flags: fFacts | fNitro},           // c8ine.4xlarge
+	1954: {off: 3615, n: 13, maxPods: 394, vcpus: 32, memMiB: 65536, enis: 8, ipv4: 50, flags: fFacts | fNitro},           // c8ine.8xlarge
+	760:  {off: 3628, n: 11, maxPods: 78, vcpus: 2, memMiB: 4096, enis: 4, ipv4: 20, flags: fFacts | fNitro},              // c8ine.large
+	1827: {off: 3639, n: 12, maxPods: 118, vcpus: 4, memMiB: 8192, enis: 4, ipv4: 30, flags: fFacts | fNitro},             // c8ine.xlarge
+	1429: {off: 3651, n: 12, maxPods: 590, vcpus: 48, memMiB: 98304, enis: 12, ipv4: 50, flags: fFacts | fNitro},          // c9g.12xlarge
+	318:  {off: 3663, n: 12, maxPods: 1010, vcpus: 64, memMiB: 131072, enis: 16, ipv4: 64, flags: fFacts | fNitro},        // c9g.16xlarge
+	606:  {off: 3675, n: 12, maxPods: 1514, vcpus: 96, memMiB: 196608, enis: 24, ipv4: 64, flags: fFacts | fNitro},        // c9g.24xlarge
+	1265: {off: 3687, n: 11, maxPods: 118, vcpus: 8, memMiB: 16384, enis: 4, ipv4: 30, flags: fFacts | fNitro},            // c9g.2xlarge
+	1883: {off: 3698, n: 12, maxPods: 1514, vcpus: 192, memMiB: 393216, enis: 24, ipv4: 64, flags: fFacts | fNitro},       // c9g.48xlarge
+	1911: {off: 3710, n: 11, maxPods: 394, vcpus: 16, memMiB: 32768, enis: 8, ipv4: 50, flags: fFacts | fNitro},           // c9g.4xlarge
+	681:  {off: 3721, n: 11, maxPods: 492, vcpus: 32, memMiB: 65536, enis: 10, ipv4: 50, flags: fFacts | fNitro},          // c9g.8xlarge
+	464:  {off: 3732, n: 9, maxPods: 59, vcpus: 2, memMiB: 4096, enis: 3, ipv4: 20, flags: fFacts | fNitro},               // c9g.large
+	1139: {off: 3741, n: 10, maxPods: 40, vcpus: 1, memMiB: 2048, enis: 2, ipv4: 20, flags: fFacts | fNitro},              // c9g.medium
+	1037: {off: 3751, n: 14, maxPods: 1514, vcpus: 192, memMiB: 393216, enis: 24, ipv4: 64, flags: fFacts | fMetal},       // c9g.metal-48xl
+	779:  {off: 3765, n: 10, maxPods: 118, vcpus: 4, memMiB: 8192, enis: 4, ipv4: 30, flags: fFacts | fNitro},             // c9g.xlarge
+	2014: {off: 3775, n: 13, maxPods: 590, vcpus: 48, memMiB: 98304, enis: 12, ipv4: 50, flags: fFacts | fNitro},          // c9gd.12xlarge
+	461:  {off: 3788, n: 13, maxPods: 1010, vcpus: 64, memMiB: 131072, enis: 16, ipv4: 64, flags: fFacts | fNitro},        // c9gd.16xlarge
+	608:  {off: 3801, n: 13, maxPods: 1514, vcpus: 96, memMiB: 196608, enis: 24, ipv4: 64, flags: fFacts | fNitro},        // c9gd.24xlarge
+	359:  {off: 3814, n: 12, maxPods: 118, vcpus: 8, memMiB: 16384, enis: 4, ipv4: 30, flags: fFacts | fNitro},            // c9gd.2xlarge
+	482:  {off: 3826, n: 13, maxPods: 1514, vcpus: 192, memMiB: 393216, enis: 24, ipv4: 64, flags: fFacts | fNitro},       // c9gd.48xlarge
+	551:  {off: 3839, n: 12, maxPods: 394, vcpus: 16, memMiB: 32768, enis: 8, ipv4: 50, flags: fFacts | fNitro},           // c9gd.4xlarge
+	1233: {off: 3851, n: 12, maxPods: 492, vcpus: 32, memMiB: 65536, enis: 10, ipv4: 50, flags: fFacts | fNitro},          // c9gd.8xlarge
+	150:  {off: 3863, n: 10, maxPods: 59, vcpus: 2, memMiB: 4096, enis: 3, ipv4: 20, flags: fFacts | fNitro},              // c9gd.large
+	663:  {off: 3873, n: 11, maxPods: 40, vcpus: 1, memMiB: 2048, enis: 2, ipv4: 20, flags: fFacts | fNitro},              // c9gd.medium
+	1019: {off: 3884, n: 15, maxPods: 1514, vcpus: 192, memMiB: 393216, enis: 24, ipv4: 64, flags: fFacts | fMetal},       // c9gd.metal-48xl
+	1633: {off: 3899, n: 11, maxPods: 118, vcpus: 4, memMiB: 8192, enis: 4, ipv4: 30, flags: fFacts | fNitro},             // c9gd.xlarge
+	1449: {off: 3910, n: 11, maxPods: 234, vcpus: 0, memMiB: 0, enis: 8, ipv4: 30, flags: fFacts},                         // cr1.8xlarge
+	1343: {off: 3921, n: 10, maxPods: 58, vcpus: 8, memMiB: 62464, enis: 4, ipv4: 15, flags: fFacts | fXen},               // d2.2xlarge
+	1675: {off: 3931, n: 10, maxPods: 234, vcpus: 16, memMiB: 124928, enis: 8, ipv4: 30, flags: fFacts | fXen},            // d2.4xlarge
+	321:  {off: 3941, n: 10, maxPods: 234, vcpus: 36, memMiB: 249856, enis: 8, ipv4: 30, flags: fFacts | fXen},            // d2.8xlarge
+	1762: {off: 3951, n: 9, maxPods: 58, vcpus: 4, memMiB: 31232, enis: 4, ipv4: 15, flags: fFacts | fXen},                // d2.xlarge
+	1852: {off: 3960, n: 10, maxPods: 18, vcpus: 8, memMiB: 65536, enis: 4, ipv4: 5, flags: fFacts | fNitro},              // d3.2xlarge
+	384:  {off: 3970, n: 10, maxPods: 38, vcpus: 16, memMiB: 131072, enis: 4, ipv4: 10, flags: fFacts | fNitro},           // d3.4xlarge
+	999:  {off: 3980, n: 10, maxPods: 59, vcpus: 32, memMiB: 262144, enis: 3, ipv4: 20, flags: fFacts | fNitro},           // d3.8xlarge
+	2031: {off: 3990, n: 9, maxPods: 10, vcpus: 4, memMiB: 32768, enis: 4, ipv4: 3, flags: fFacts | fNitro},               // d3.xlarge
+	1757: {off: 3999, n: 13, maxPods: 89, vcpus: 48, memMiB: 196608, enis: 3, ipv4: 30, flags: fFacts | fNitro},           // d3en.12xlarge
+	1342: {off: 4012, n: 12, maxPods: 18, vcpus: 8, memMiB: 32768, enis: 4, ipv4: 5, flags: fFacts | fNitro},              // d3en.2xlarge
+	1952: {off: 4024, n: 12, maxPods: 38, vcpus: 16, memMiB: 65536, enis: 4, ipv4: 10, flags: fFacts | fNitro},            // d3en.4xlarge
+	830:  {off: 4036, n: 12, maxPods: 58, vcpus: 24, memMiB: 98304, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // d3en.6xlarge
+	1862: {off: 4048, n: 12, maxPods: 78, vcpus: 32, memMiB: 131072, enis: 4, ipv4: 20, flags: fFacts | fNitro},           // d3en.8xlarge
+	1660: {off: 4060, n: 11, maxPods: 10, vcpus: 4, memMiB: 16384, enis: 4, ipv4: 3, flags: fFacts | fNitro},              // d3en.xlarge
+	836:  {off: 4071, n: 12, maxPods: 737, vcpus: 0, memMiB: 0, enis: 15, ipv4: 50, flags: fFacts | fNitro},               // dl1.24xlarge
+	515:  {off: 4083, n: 13, maxPods: 737, vcpus: 96, memMiB: 786432, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // dl2q.24xlarge
+	715:  {off: 4096, n: 11, maxPods: 394, vcpus: 0, memMiB: 0, enis: 8, ipv4: 50, flags: fFacts | fXen},                  // f1.16xlarge
+	1312: {off: 4107, n: 10, maxPods: 58, vcpus: 0, memMiB: 0, enis: 4, ipv4: 15, flags: fFacts | fXen},                   // f1.2xlarge
+	1460: {off: 4117, n: 10, maxPods: 234, vcpus: 0, memMiB: 0, enis: 8, ipv4: 30, flags: fFacts | fXen},                  // f1.4xlarge
+	704:  {off: 4127, n: 11, maxPods: 234, vcpus: 48, memMiB: 524288, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // f2.12xlarge
+	86:   {off: 4138, n: 11, maxPods: 737, vcpus: 192, memMiB: 2097152, enis: 15, ipv4: 50, flags: fFacts | fNitro},       // f2.48xlarge
+	1636: {off: 4149, n: 10, maxPods: 234, vcpus: 24, memMiB: 262144, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // f2.6xlarge
+	171:  {off: 4159, n: 13, maxPods: 234, vcpus: 64, memMiB: 262144, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // g4ad.16xlarge
+	271:  {off: 4172, n: 12, maxPods: 8, vcpus: 8, memMiB: 32768, enis: 2, ipv4: 4, flags: fFacts | fNitro},               // g4ad.2xlarge
+	1464: {off: 4184, n: 12, maxPods: 29, vcpus: 16, memMiB: 65536, enis: 3, ipv4: 10, flags: fFacts | fNitro},            // g4ad.4xlarge
+	7:    {off: 4196, n: 12, maxPods: 58, vcpus: 32, memMiB: 131072, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // g4ad.8xlarge
+	621:  {off: 4208, n: 11, maxPods: 8, vcpus: 4, memMiB: 16384, enis: 2, ipv4: 4, flags: fFacts | fNitro},               // g4ad.xlarge
+	1010: {off: 4219, n: 13, maxPods: 234, vcpus: 48, memMiB: 196608, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // g4dn.12xlarge
+	1046: {off: 4232, n: 13, maxPods: 58, vcpus: 64, memMiB: 262144, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // g4dn.16xlarge
+	1213: {off: 4245, n: 12, maxPods: 29, vcpus: 8, memMiB: 32768, enis: 3, ipv4: 10, flags: fFacts | fNitro},             // g4dn.2xlarge
+	616:  {off: 4257, n: 12, maxPods: 29, vcpus: 16, memMiB: 65536, enis: 3, ipv4: 10, flags: fFacts | fNitro},            // g4dn.4xlarge
+	998:  {off: 4269, n: 12, maxPods: 58, vcpus: 32, memMiB: 131072, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // g4dn.8xlarge
+	382:  {off: 4281, n: 10, maxPods: 737, vcpus: 96, memMiB: 393216, enis: 15, ipv4: 50, flags: fFacts | fMetal},         // g4dn.metal
+	533:  {off: 4291, n: 11, maxPods: 29, vcpus: 4, memMiB: 16384, enis: 3, ipv4: 10, flags: fFacts | fNitro},             // g4dn.xlarge
+	1503: {off: 4302, n: 11, maxPods: 737, vcpus: 48, memMiB: 196608, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // g5.12xlarge
+	1523: {off: 4313, n: 11, maxPods: 234, vcpus: 64, memMiB: 262144, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // g5.16xlarge
+	782:  {off: 4324, n: 11, maxPods: 737, vcpus: 96, memMiB: 393216, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // g5.24xlarge
+	1294: {off: 4335, n: 10, maxPods: 58, vcpus: 8, memMiB: 32768, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // g5.2xlarge
+	334:  {off: 4345, n: 11, maxPods: 345, vcpus: 192, memMiB: 786432, enis: 7, ipv4: 50, flags: fFacts | fNitro},         // g5.48xlarge
+	914:  {off: 4356, n: 10, maxPods: 234, vcpus: 16, memMiB: 65536, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // g5.4xlarge
+	1997: {off: 4366, n: 10, maxPods: 234, vcpus: 32, memMiB: 131072, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // g5.8xlarge
+	1500: {off: 4376, n: 9, maxPods: 58, vcpus: 4, memMiB: 16384, enis: 4, ipv4: 15, flags: fFacts | fNitro},              // g5.xlarge
+	1458: {off: 4385, n: 12, maxPods: 737, vcpus: 64, memMiB: 131072, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // g5g.16xlarge
+	717:  {off: 4397, n: 11, maxPods: 58, vcpus: 8, memMiB: 16384, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // g5g.2xlarge
+	353:  {off: 4408, n: 11, maxPods: 234, vcpus: 16, memMiB: 32768, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // g5g.4xlarge
+	273:  {off: 4419, n: 11, maxPods: 234, vcpus: 32, memMiB: 65536, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // g5g.8xlarge
+	1822: {off: 4430, n: 9, maxPods: 737, vcpus: 64, memMiB: 131072, enis: 15, ipv4: 50, flags: fFacts | fMetal},          // g5g.metal
+	1240: {off: 4439, n: 10, maxPods: 58, vcpus: 4, memMiB: 8192, enis: 4, ipv4: 15, flags: fFacts | fNitro},              // g5g.xlarge
+	1221: {off: 4449, n: 11, maxPods: 234, vcpus: 48, memMiB: 196608, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // g6.12xlarge
+	1386: {off: 4460, n: 11, maxPods: 737, vcpus: 64, memMiB: 262144, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // g6.16xlarge
+	1527: {off: 4471, n: 11, maxPods: 737, vcpus: 96, memMiB: 393216, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // g6.24xlarge
+	183:  {off: 4482, n: 10, maxPods: 58, vcpus: 8, memMiB: 32768, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // g6.2xlarge
+	432:  {off: 4492, n: 11, maxPods: 737, vcpus: 192, memMiB: 786432, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // g6.48xlarge
+	1551: {off: 4503, n: 10, maxPods: 234, vcpus: 16, memMiB: 65536, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // g6.4xlarge
+	291:  {off: 4513, n: 10, maxPods: 234, vcpus: 32, memMiB: 131072, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // g6.8xlarge
+	961:  {off: 4523, n: 9, maxPods: 58, vcpus: 4, memMiB: 16384, enis: 4, ipv4: 15, flags: fFacts | fNitro},              // g6.xlarge
+	855:  {off: 4532, n: 12, maxPods: 292, vcpus: 48, memMiB: 393216, enis: 10, ipv4: 30, flags: fFacts | fNitro},         // g6e.12xlarge
+	1340: {off: 4544, n: 12, maxPods: 737, vcpus: 64, memMiB: 524288, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // g6e.16xlarge
+	792:  {off: 4556, n: 12, maxPods: 492, vcpus: 96, memMiB: 786432, enis: 10, ipv4: 50, flags: fFacts | fNitro},         // g6e.24xlarge
+	1421: {off: 4568, n: 11, maxPods: 58, vcpus: 8, memMiB: 65536, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // g6e.2xlarge
+	114:  {off: 4579, n: 12, maxPods: 492, vcpus: 192, memMiB: 1572864, enis: 10, ipv4: 50, flags: fFacts | fNitro},       // g6e.48xlarge
+	734:  {off: 4591, n: 11, maxPods: 234, vcpus: 16, memMiB: 131072, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // g6e.4xlarge
+	601:  {off: 4602, n: 11, maxPods: 234, vcpus: 32, memMiB: 262144, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // g6e.8xlarge
+	469:  {off: 4613, n: 10, maxPods: 58, vcpus: 4, memMiB: 32768, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // g6e.xlarge
+	398:  {off: 4623, n: 11, maxPods: 58, vcpus: 8, memMiB: 32768, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // g6f.2xlarge
+	1780: {off: 4634, n: 11, maxPods: 234, vcpus: 16, memMiB: 65536, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // g6f.4xlarge
+	619:  {off: 4645, n: 9, maxPods: 20, vcpus: 2, memMiB: 8192, enis: 2, ipv4: 10, flags: fFacts | fNitro},               // g6f.large
+	460:  {off: 4654, n: 10, maxPods: 58, vcpus: 4, memMiB: 16384, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // g6f.xlarge
+	1674: {off: 4664, n: 11, maxPods: 758, vcpus: 48, memMiB: 196608, enis: 12, ipv4: 64, flags: fFacts | fNitro},         // g7.12xlarge
+	134:  {off: 4675, n: 11, maxPods: 1514, vcpus: 96, memMiB: 393216, enis: 24, ipv4: 64, flags: fFacts | fNitro},        // g7.24xlarge
+	2:    {off: 4686, n: 10, maxPods: 254, vcpus: 8, memMiB: 32768, enis: 4, ipv4: 64, flags: fFacts | fNitro},            // g7.2xlarge
+	1637: {off: 4696, n: 11, maxPods: 758, vcpus: 192, memMiB: 786432, enis: 12, ipv4: 64, flags: fFacts | fNitro},        // g7.48xlarge
+	623:  {off: 4707, n: 10, maxPods: 506, vcpus: 16, memMiB: 65536, enis: 8, ipv4: 64, flags: fFacts | fNitro},           // g7.4xlarge
+	1563: {off: 4717, n: 10, maxPods: 632, vcpus: 32, memMiB: 131072, enis: 10, ipv4: 64, flags: fFacts | fNitro},         // g7.8xlarge
+	1784: {off: 4727, n: 12, maxPods: 632, vcpus: 48, memMiB: 524288, enis: 10, ipv4: 64, flags: fFacts | fNitro},         // g7e.12xlarge
+	521:  {off: 4739, n: 12, maxPods: 632, vcpus: 96, memMiB: 1048576, enis: 10, ipv4: 64, flags: fFacts | fNitro},        // g7e.24xlarge
+	1094: {off: 4751, n: 11, maxPods: 254, vcpus: 8, memMiB: 65536, enis: 4, ipv4: 64, flags: fFacts | fNitro},            // g7e.2xlarge
+	2001: {off: 4762, n: 12, maxPods: 632, vcpus: 192, memMiB: 2097152, enis: 10, ipv4: 64, flags: fFacts | fNitro},       // g7e.48xlarge
+	38:   {off: 4774, n: 11, maxPods: 506, vcpus: 16, memMiB: 131072, enis: 8, ipv4: 64, flags: fFacts | fNitro},          // g7e.4xlarge
+	229:  {off: 4785, n: 11, maxPods: 506, vcpus: 32, memMiB: 262144, enis: 8, ipv4: 64, flags: fFacts | fNitro},          // g7e.8xlarge
+	1610: {off: 4796, n: 11, maxPods: 234, vcpus: 16, memMiB: 131072, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // gr6.4xlarge
+	1058: {off: 4807, n: 11, maxPods: 234, vcpus: 32, memMiB: 262144, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // gr6.8xlarge
+	161:  {off: 4818, n: 12, maxPods: 234, vcpus: 16, memMiB: 131072, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // gr6f.4xlarge
+	1526: {off: 4830, n: 11, maxPods: 394, vcpus: 64, memMiB: 262144, enis: 8, ipv4: 50, flags: fFacts | fXen},            // h1.16xlarge
+	1035: {off: 4841, n: 10, maxPods: 58, vcpus: 8, memMiB: 32768, enis: 4, ipv4: 15, flags: fFacts | fXen},               // h1.2xlarge
+	1811: {off: 4851, n: 10, maxPods: 234, vcpus: 16, memMiB: 65536, enis: 8, ipv4: 30, flags: fFacts | fXen},             // h1.4xlarge
+	1159: {off: 4861, n: 10, maxPods: 234, vcpus: 32, memMiB: 131072, enis: 8, ipv4: 30, flags: fFacts | fXen},            // h1.8xlarge
+	135:  {off: 4871, n: 14, maxPods: 100, vcpus: 96, memMiB: 393216, enis: 2, ipv4: 50, flags: fFacts | fNitro},          // hpc6a.48xlarge
+	1681: {off: 4885, n: 15, maxPods: 51, vcpus: 64, memMiB: 1048576, enis: 1, ipv4: 50, flags: fFacts | fNitro},          // hpc6id.32xlarge
+	930:  {off: 4900, n: 14, maxPods: 100, vcpus: 24, memMiB: 786432, enis: 2, ipv4: 50, flags: fFacts | fNitro},          // hpc7a.12xlarge
+	1435: {off: 4914, n: 14, maxPods: 100, vcpus: 48, memMiB: 786432, enis: 2, ipv4: 50, flags: fFacts | fNitro},          // hpc7a.24xlarge
+	632:  {off: 4928, n: 14, maxPods: 100, vcpus: 96, memMiB: 786432, enis: 2, ipv4: 50, flags: fFacts | fNitro},          // hpc7a.48xlarge
+	1545: {off: 4942, n: 14, maxPods: 100, vcpus: 192, memMiB: 786432, enis: 2, ipv4: 50, flags: fFacts | fNitro},         // hpc7a.96xlarge
+	2006: {off: 4956, n: 14, maxPods: 198, vcpus: 64, memMiB: 131072, enis: 4, ipv4: 50, flags: fFacts | fNitro},          // hpc7g.16xlarge
+	735:  {off: 4970, n: 13, maxPods: 198, vcpus: 16, memMiB: 131072, enis: 4, ipv4: 50, flags: fFacts | fNitro},          // hpc7g.4xlarge
+	874:  {off: 4983, n: 13, maxPods: 198, vcpus: 32, memMiB: 131072, enis: 4, ipv4: 50, flags: fFacts | fNitro},          // hpc7g.8xlarge
+	777:  {off: 4996, n: 14, maxPods: 100, vcpus: 192, memMiB: 786432, enis: 2, ipv4: 50, flags: fFacts | fNitro},         // hpc8a.96xlarge
+	365:  {off: 5010, n: 11, maxPods: 234, vcpus: 0, memMiB: 0, enis: 8, ipv4: 30, flags: fFacts},                         // hs1.8xlarge
+	889:  {off: 5021, n: 10, maxPods: 58, vcpus: 8, memMiB: 62464, enis: 4, ipv4: 15, flags: fFacts | fXen},               // i2.2xlarge
+	236:  {off: 5031, n: 10, maxPods: 234, vcpus: 16, memMiB: 124928, enis: 8, ipv4: 30, flags: fFacts | fXen},            // i2.4xlarge
+	1310: {off: 5041, n: 10, maxPods: 234, vcpus: 32, memMiB: 249856, enis: 8, ipv4: 30, flags: fFacts | fXen},            // i2.8xlarge
+	83:   {off: 5051, n: 9, maxPods: 58, vcpus: 4, memMiB: 31232, enis: 4, ipv4: 15, flags: fFacts | fXen},                // i2.xlarge
+	1450: {off: 5060, n: 11, maxPods: 737, vcpus: 64, memMiB: 499712, enis: 15, ipv4: 50, flags: fFacts | fXen},           // i3.16xlarge
+	456:  {off: 5071, n: 10, maxPods: 58, vcpus: 8, memMiB: 62464, enis: 4, ipv4: 15, flags: fFacts | fXen},               // i3.2xlarge
+	935:  {off: 5081, n: 10, maxPods: 234, vcpus: 16, memMiB: 124928, enis: 8, ipv4: 30, flags: fFacts | fXen},            // i3.4xlarge
+	787:  {off: 5091, n: 10, maxPods: 234, vcpus: 32, memMiB: 249856, enis: 8, ipv4: 30, flags: fFacts | fXen},            // i3.8xlarge
+	400:  {off: 5101, n: 8, maxPods: 29, vcpus: 2, memMiB: 15616, enis: 3, ipv4: 10, flags: fFacts | fXen},                // i3.large
+	1685: {off: 5109, n: 9, maxPods: 58, vcpus: 4, memMiB: 31232, enis: 4, ipv4: 15, flags: fFacts | fXen},                // i3.xlarge
+	634:  {off: 5118, n: 13, maxPods: 234, vcpus: 48, memMiB: 393216, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // i3en.12xlarge
+	879:  {off: 5131, n: 13, maxPods: 737, vcpus: 96, memMiB: 786432, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // i3en.24xlarge
+	257:  {off: 5144, n: 12, maxPods: 58, vcpus: 8, memMiB: 65536, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // i3en.2xlarge
+	425:  {off: 5156, n: 12, maxPods: 58, vcpus: 12, memMiB: 98304, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // i3en.3xlarge
+	331:  {off: 5168, n: 12, maxPods: 234, vcpus: 24, memMiB: 196608, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // i3en.6xlarge
+	1101: {off: 5180, n: 10, maxPods: 29, vcpus: 2, memMiB: 16384, enis: 3, ipv4: 10, flags: fFacts | fNitro},             // i3en.large
+	417:  {off: 5190, n: 10, maxPods: 737, vcpus: 96, memMiB: 786432, enis: 15, ipv4: 50, flags: fFacts | fMetal},         // i3en.metal
+	27:   {off: 5200, n: 11, maxPods: 58, vcpus: 4, memMiB: 32768, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // i3en.xlarge
+	1377: {off: 5211, n: 12, maxPods: 737, vcpus: 64, memMiB: 524288, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // i4g.16xlarge
+	2002: {off: 5223, n: 11, maxPods: 58, vcpus: 8, memMiB: 65536, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // i4g.2xlarge
+	1602: {off: 5234, n: 11, maxPods: 234, vcpus: 16, memMiB: 131072, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // i4g.4xlarge
+	302:  {off: 5245, n: 11, maxPods: 234, vcpus: 32, memMiB: 262144, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // i4g.8xlarge
+	497:  {off: 5256, n: 9, maxPods: 29, vcpus: 2, memMiB: 16384, enis: 3, ipv4: 10, flags: fFacts | fNitro},              // i4g.large
+	530:  {off: 5265, n: 10, maxPods: 58, vcpus: 4, memMiB: 32768, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // i4g.xlarge
+	1530: {off: 5275, n: 12, maxPods: 234, vcpus: 48, memMiB: 393216, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // i4i.12xlarge
+	203:  {off: 5287, n: 12, maxPods: 737, vcpus: 64, memMiB: 524288, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // i4i.16xlarge
+	770:  {off: 5299, n: 12, maxPods: 437, vcpus: 96, memMiB: 786432, enis: 15, ipv4: 30, flags: fFacts | fNitro},         // i4i.24xlarge
+	1272: {off: 5311, n: 11, maxPods: 58, vcpus: 8, memMiB: 65536, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // i4i.2xlarge
+	1981: {off: 5322, n: 12, maxPods: 737, vcpus: 128, memMiB: 1048576, enis: 15, ipv4: 50, flags: fFacts | fNitro},       // i4i.32xlarge
+	669:  {off: 5334, n: 11, maxPods: 234, vcpus: 16, memMiB: 131072, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // i4i.4xlarge
+	1025: {off: 5345, n: 11, maxPods: 234, vcpus: 32, memMiB: 262144, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // i4i.8xlarge
+	1541: {off: 5356, n: 9, maxPods: 29, vcpus: 2, memMiB: 16384, enis: 3, ipv4: 10, flags: fFacts | fNitro},              // i4i.large
+	1606: {off: 5365, n: 9, maxPods: 737, vcpus: 128, memMiB: 1048576, enis: 15, ipv4: 50, flags: fFacts | fMetal},        // i4i.metal
+	1779: {off: 5374, n: 10, maxPods: 58, vcpus: 4, memMiB: 32768, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // i4i.xlarge
+	765:  {off: 5384, n: 12, maxPods: 234, vcpus: 48, memMiB: 393216, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // i7i.12xlarge
+	1293: {off: 5396, n: 12, maxPods: 737, vcpus: 64, memMiB: 524288, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // i7i.16xlarge
+	1373: {off: 5408, n: 12, maxPods: 737, vcpus: 96, memMiB: 786432, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // i7i.24xlarge
+	395:  {off: 5420, n: 11, maxPods: 58, vcpus: 8, memMiB: 65536, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // i7i.2xlarge
+	1651: {off: 5431, n: 12, maxPods: 737, vcpus: 192, memMiB: 1572864, enis: 15, ipv4: 50, flags: fFacts | fNitro},       // i7i.48xlarge
+	981:  {off: 5443, n: 11, maxPods: 234, vcpus: 16, memMiB: 131072, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // i7i.4xlarge
+	314:  {off: 5454, n: 11, maxPods: 234, vcpus: 32, memMiB: 262144, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // i7i.8xlarge
+	1430: {off: 5465, n: 9, maxPods: 29, vcpus: 2, memMiB: 16384, enis: 3, ipv4: 10, flags: fFacts | fNitro},              // i7i.large
+	112:  {off: 5474, n: 14, maxPods: 737, vcpus: 96, memMiB: 786432, enis: 15, ipv4: 50, flags: fFacts | fMetal},         // i7i.metal-24xl
+	1479: {off: 5488, n: 14, maxPods: 737, vcpus: 192, memMiB: 1572864, enis: 15, ipv4: 50, flags: fFacts | fMetal},       // i7i.metal-48xl
+	421:  {off: 5502, n: 10, maxPods: 58, vcpus: 4, memMiB: 32768, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // i7i.xlarge
+	447:  {off: 5512, n: 13, maxPods: 394, vcpus: 48, memMiB: 393216, enis: 8, ipv4: 50, flags: fFacts | fNitro},          // i7ie.12xlarge
+	11:   {off: 5525, n: 13, maxPods: 737, vcpus: 72, memMiB: 589824, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // i7ie.18xlarge
+	439:  {off: 5538, n: 13, maxPods: 737, vcpus: 96, memMiB: 786432, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // i7ie.24xlarge
+	1798: {off: 5551, n: 12, maxPods: 58, vcpus: 8, memMiB: 65536, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // i7ie.2xlarge
+	522:  {off: 5563, n: 12, maxPods: 58, vcpus: 12, memMiB: 98304, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // i7ie.3xlarge
+	568:  {off: 5575, n: 13, maxPods: 737, vcpus: 192, memMiB: 1572864, enis: 15, ipv4: 50, flags: fFacts | fNitro},       // i7ie.48xlarge
+	1496: {off: 5588, n: 12, maxPods: 234, vcpus: 24, memMiB: 196608, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // i7ie.6xlarge
+	208:  {off: 5600, n: 10, maxPods: 29, vcpus: 2, memMiB: 16384, enis: 3, ipv4: 10, flags: fFacts | fNitro},             // i7ie.large
+	8:    {off: 5610, n: 15, maxPods: 737, vcpus: 96, memMiB: 786432, enis: 15, ipv4: 50, flags: fFacts | fMetal},         // i7ie.metal-24xl
+	1626: {off: 5625, n: 15, maxPods: 737, vcpus: 192, memMiB: 1572864, enis: 15, ipv4: 50, flags: fFacts | fMetal},       // i7ie.metal-48xl
+	1078: {off: 5640, n: 11, maxPods: 58, vcpus: 4, memMiB: 32768, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // i7ie.xlarge
+	683:  {off: 5651, n: 12, maxPods: 234, vcpus: 48, memMiB: 393216, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // i8g.12xlarge
+	640:  {off: 5663, n: 12, maxPods: 737, vcpus: 64, memMiB: 524288, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // i8g.16xlarge
+	46:   {off: 5675, n: 12, maxPods: 737, vcpus: 96, memMiB: 786432, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // i8g.24xlarge
+	1335: {off: 5687, n: 11, maxPods: 58, vcpus: 8, memMiB: 65536, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // i8g.2xlarge
+	643:  {off: 5698, n: 12, maxPods: 737, vcpus: 192, memMiB: 1572864, enis: 15, ipv4: 50, flags: fFacts | fNitro},       // i8g.48xlarge
+	520:  {off: 5710, n: 11, maxPods: 234, vcpus: 16, memMiB: 131072, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // i8g.4xlarge
+	1867: {off: 5721, n: 11, maxPods: 234, vcpus: 32, memMiB: 262144, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // i8g.8xlarge
+	315:  {off: 5732, n: 9, maxPods: 29, vcpus: 2, memMiB: 16384, enis: 3, ipv4: 10, flags: fFacts | fNitro},              // i8g.large
+	803:  {off: 5741, n: 14, maxPods: 737, vcpus: 96, memMiB: 786432, enis: 15, ipv4: 50, flags: fFacts | fMetal},         // i8g.metal-24xl
+	1916: {off: 5755, n: 14, maxPods: 737, vcpus: 192, memMiB: 1572864, enis: 15, ipv4: 50, flags: fFacts | fMetal},       // i8g.metal-48xl
+	265:  {off: 5769, n: 10, maxPods: 58, vcpus: 4, memMiB: 32768, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // i8g.xlarge
+	1089: {off: 5779, n: 13, maxPods: 350, vcpus: 48, memMiB: 393216, enis: 12, ipv4: 30, flags: fFacts | fNitro},         // i8ge.12xlarge
+	1597: {off: 5792, n: 13, maxPods: 786, vcpus: 72, memMiB: 589824, enis: 16, ipv4: 50, flags: fFacts | fNitro},         // i8ge.18xlarge
+	1581: {off: 5805, n: 13, maxPods: 786, vcpus: 96, memMiB: 786432, enis: 16, ipv4: 50, flags: fFacts | fNitro},         // i8ge.24xlarge
+	1308: {off: 5818, n: 12, maxPods: 58, vcpus: 8, memMiB: 65536, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // i8ge.2xlarge
+	1015: {off: 5830, n: 12, maxPods: 176, vcpus: 12, memMiB: 98304, enis: 6, ipv4: 30, flags: fFacts | fNitro},           // i8ge.3xlarge
+	240:  {off: 5842, n: 13, maxPods: 1178, vcpus: 192, memMiB: 1572864, enis: 24, ipv4: 50, flags: fFacts | fNitro},      // i8ge.48xlarge
+	1786: {off: 5855, n: 12, maxPods: 292, vcpus: 24, memMiB: 196608, enis: 10, ipv4: 30, flags: fFacts | fNitro},         // i8ge.6xlarge
+	231:  {off: 5867, n: 10, maxPods: 29, vcpus: 2, memMiB: 16384, enis: 3, ipv4: 10, flags: fFacts | fNitro},             // i8ge.large
+	489:  {off: 5877, n: 15, maxPods: 786, vcpus: 96, memMiB: 786432, enis: 16, ipv4: 50, flags: fFacts | fMetal},         // i8ge.metal-24xl
+	1886: {off: 5892, n: 15, maxPods: 1178, vcpus: 192, memMiB: 1572864, enis: 24, ipv4: 50, flags: fFacts | fMetal},      // i8ge.metal-48xl
+	113:  {off: 5907, n: 11, maxPods: 58, vcpus: 4, memMiB: 32768, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // i8ge.xlarge
+	119:  {off: 5918, n: 14, maxPods: 737, vcpus: 64, memMiB: 262144, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // im4gn.16xlarge
+	216:  {off: 5932, n: 13, maxPods: 58, vcpus: 8, memMiB: 32768, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // im4gn.2xlarge
+	1407: {off: 5945, n: 13, maxPods: 234, vcpus: 16, memMiB: 65536, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // im4gn.4xlarge
+	1888: {off: 5958, n: 13, maxPods: 234, vcpus: 32, memMiB: 131072, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // im4gn.8xlarge
+	1505: {off: 5971, n: 11, maxPods: 29, vcpus: 2, memMiB: 8192, enis: 3, ipv4: 10, flags: fFacts | fNitro},              // im4gn.large
+	976:  {off: 5982, n: 12, maxPods: 58, vcpus: 4, memMiB: 16384, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // im4gn.xlarge
+	140:  {off: 5994, n: 13, maxPods: 321, vcpus: 96, memMiB: 196608, enis: 11, ipv4: 30, flags: fFacts | fNitro},         // inf1.24xlarge
+	372:  {off: 6007, n: 12, maxPods: 38, vcpus: 8, memMiB: 16384, enis: 4, ipv4: 10, flags: fFacts | fNitro},             // inf1.2xlarge
+	762:  {off: 6019, n: 12, maxPods: 234, vcpus: 24, memMiB: 49152, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // inf1.6xlarge
+	1573: {off: 6031, n: 11, maxPods: 38, vcpus: 4, memMiB: 8192, enis: 4, ipv4: 10, flags: fFacts | fNitro},              // inf1.xlarge
+	648:  {off: 6042, n: 13, maxPods: 737, vcpus: 96, memMiB: 393216, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // inf2.24xlarge
+	407:  {off: 6055, n: 13, maxPods: 737, vcpus: 192, memMiB: 786432, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // inf2.48xlarge
+	186:  {off: 6068, n: 12, maxPods: 234, vcpus: 32, memMiB: 131072, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // inf2.8xlarge
+	1431: {off: 6080, n: 11, maxPods: 58, vcpus: 4, memMiB: 16384, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // inf2.xlarge
+	259:  {off: 6091, n: 14, maxPods: 58, vcpus: 8, memMiB: 49152, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // is4gen.2xlarge
+	741:  {off: 6105, n: 14, maxPods: 234, vcpus: 16, memMiB: 98304, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // is4gen.4xlarge
+	244:  {off: 6119, n: 14, maxPods: 234, vcpus: 32, memMiB: 196608, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // is4gen.8xlarge
+	1504: {off: 6133, n: 12, maxPods: 29, vcpus: 2, memMiB: 12288, enis: 3, ipv4: 10, flags: fFacts | fNitro},             // is4gen.large
+	714:  {off: 6145, n: 13, maxPods: 8, vcpus: 1, memMiB: 6144, enis: 2, ipv4: 4, flags: fFacts | fNitro},                // is4gen.medium
+	2036: {off: 6158, n: 13, maxPods: 58, vcpus: 4, memMiB: 24576, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // is4gen.xlarge
+	1309: {off: 6171, n: 8, maxPods: 29, vcpus: 2, memMiB: 7680, enis: 3, ipv4: 10, flags: fFacts | fXen},                 // m1.large
+	1919: {off: 6179, n: 9, maxPods: 12, vcpus: 1, memMiB: 3788, enis: 2, ipv4: 6, flags: fFacts | fXen},                  // m1.medium
+	1955: {off: 6188, n: 8, maxPods: 8, vcpus: 1, memMiB: 1740, enis: 2, ipv4: 4, flags: fFacts | fXen},                   // m1.small
+	1566: {off: 6196, n: 9, maxPods: 58, vcpus: 4, memMiB: 15360, enis: 4, ipv4: 15, flags: fFacts | fXen},                // m1.xlarge
+	1098: {off: 6205, n: 10, maxPods: 118, vcpus: 4, memMiB: 35020, enis: 4, ipv4: 30, flags: fFacts | fXen},              // m2.2xlarge
+	1108: {off: 6215, n: 10, maxPods: 234, vcpus: 8, memMiB: 70041, enis: 8, ipv4: 30, flags: fFacts | fXen},              // m2.4xlarge
+	1043: {off: 6225, n: 9, maxPods: 58, vcpus: 2, memMiB: 17510, enis: 4, ipv4: 15, flags: fFacts | fXen},                // m2.xlarge
+	1953: {off: 6234, n: 10, maxPods: 118, vcpus: 8, memMiB: 30720, enis: 4, ipv4: 30, flags: fFacts | fXen},              // m3.2xlarge
+	1668: {off: 6244, n: 8, maxPods: 29, vcpus: 2, memMiB: 7680, enis: 3, ipv4: 10, flags: fFacts | fXen},                 // m3.large
+	1990: {off: 6252, n: 9, maxPods: 12, vcpus: 1, memMiB: 3840, enis: 2, ipv4: 6, flags: fFacts | fXen},                  // m3.medium
+	1769: {off: 6261, n: 9, maxPods: 58, vcpus: 4, memMiB: 15360, enis: 4, ipv4: 15, flags: fFacts | fXen},                // m3.xlarge
+	306:  {off: 6270, n: 11, maxPods: 234, vcpus: 40, memMiB: 163840, enis: 8, ipv4: 30, flags: fFacts | fXen},            // m4.10xlarge
+	751:  {off: 6281, n: 11, maxPods: 234, vcpus: 64, memMiB: 262144, enis: 8, ipv4: 30, flags: fFacts | fXen},            // m4.16xlarge
+	1667: {off: 6292, n: 10, maxPods: 58, vcpus: 8, memMiB: 32768, enis: 4, ipv4: 15, flags: fFacts | fXen},               // m4.2xlarge
+	597:  {off: 6302, n: 10, maxPods: 234, vcpus: 16, memMiB: 65536, enis: 8, ipv4: 30, flags: fFacts | fXen},             // m4.4xlarge
+	1621: {off: 6312, n: 8, maxPods: 20, vcpus: 2, memMiB: 8192, enis: 2, ipv4: 10, flags: fFacts | fXen},                 // m4.large
+	696:  {off: 6320, n: 9, maxPods: 58, vcpus: 4, memMiB: 16384, enis: 4, ipv4: 15, flags: fFacts | fXen},                // m4.xlarge
+	1127: {off: 6329, n: 11, maxPods: 234, vcpus: 48, memMiB: 196608, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m5.12xlarge
+	553:  {off: 6340, n: 11, maxPods: 737, vcpus: 64, memMiB: 262144, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m5.16xlarge
+	435:  {off: 6351, n: 11, maxPods: 737, vcpus: 96, memMiB: 393216, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m5.24xlarge
+	445:  {off: 6362, n: 10, maxPods: 58, vcpus: 8, memMiB: 32768, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // m5.2xlarge
+	1049: {off: 6372, n: 10, maxPods: 234, vcpus: 16, memMiB: 65536, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // m5.4xlarge
+	946:  {off: 6382, n: 10, maxPods: 234, vcpus: 32, memMiB: 131072, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m5.8xlarge
+	1942: {off: 6392, n: 8, maxPods: 29, vcpus: 2, memMiB: 8192, enis: 3, ipv4: 10, flags: fFacts | fNitro},               // m5.large
+	1298: {off: 6400, n: 8, maxPods: 737, vcpus: 96, memMiB: 393216, enis: 15, ipv4: 50, flags: fFacts | fMetal},          // m5.metal
+	430:  {off: 6408, n: 9, maxPods: 58, vcpus: 4, memMiB: 16384, enis: 4, ipv4: 15, flags: fFacts | fNitro},              // m5.xlarge
+	950:  {off: 6417, n: 12, maxPods: 234, vcpus: 48, memMiB: 196608, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m5a.12xlarge
+	1263: {off: 6429, n: 12, maxPods: 737, vcpus: 64, memMiB: 262144, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m5a.16xlarge
+	1846: {off: 6441, n: 12, maxPods: 737, vcpus: 96, memMiB: 393216, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m5a.24xlarge
+	424:  {off: 6453, n: 11, maxPods: 58, vcpus: 8, memMiB: 32768, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // m5a.2xlarge
+	1185: {off: 6464, n: 11, maxPods: 234, vcpus: 16, memMiB: 65536, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // m5a.4xlarge
+	335:  {off: 6475, n: 11, maxPods: 234, vcpus: 32, memMiB: 131072, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m5a.8xlarge
+	1976: {off: 6486, n: 9, maxPods: 29, vcpus: 2, memMiB: 8192, enis: 3, ipv4: 10, flags: fFacts | fNitro},               // m5a.large
+	967:  {off: 6495, n: 10, maxPods: 58, vcpus: 4, memMiB: 16384, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // m5a.xlarge
+	173:  {off: 6505, n: 13, maxPods: 234, vcpus: 48, memMiB: 196608, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m5ad.12xlarge
+	1795: {off: 6518, n: 13, maxPods: 737, vcpus: 64, memMiB: 262144, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m5ad.16xlarge
+	90:   {off: 6531, n: 13, maxPods: 737, vcpus: 96, memMiB: 393216, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m5ad.24xlarge
+	1540: {off: 6544, n: 12, maxPods: 58, vcpus: 8, memMiB: 32768, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // m5ad.2xlarge
+	263:  {off: 6556, n: 12, maxPods: 234, vcpus: 16, memMiB: 65536, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // m5ad.4xlarge
+	1657: {off: 6568, n: 12, maxPods: 234, vcpus: 32, memMiB: 131072, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m5ad.8xlarge
+	678:  {off: 6580, n: 10, maxPods: 29, vcpus: 2, memMiB: 8192, enis: 3, ipv4: 10, flags: fFacts | fNitro},              // m5ad.large
+	575:  {off: 6590, n: 11, maxPods: 58, vcpus: 4, memMiB: 16384, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // m5ad.xlarge
+	823:  {off: 6601, n: 12, maxPods: 234, vcpus: 48, memMiB: 196608, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m5d.12xlarge
+	1034: {off: 6613, n: 12, maxPods: 737, vcpus: 64, memMiB: 262144, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m5d.16xlarge
+	589:  {off: 6625, n: 12, maxPods: 737, vcpus: 96, memMiB: 393216, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m5d.24xlarge
+	280:  {off: 6637, n: 11, maxPods: 58, vcpus: 8, memMiB: 32768, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // m5d.2xlarge
+	660:  {off: 6648, n: 11, maxPods: 234, vcpus: 16, memMiB: 65536, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // m5d.4xlarge
+	1992: {off: 6659, n: 11, maxPods: 234, vcpus: 32, memMiB: 131072, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m5d.8xlarge
+	1474: {off: 6670, n: 9, maxPods: 29, vcpus: 2, memMiB: 8192, enis: 3, ipv4: 10, flags: fFacts | fNitro},               // m5d.large
+	483:  {off: 6679, n: 9, maxPods: 737, vcpus: 96, memMiB: 393216, enis: 15, ipv4: 50, flags: fFacts | fMetal},          // m5d.metal
+	476:  {off: 6688, n: 10, maxPods: 58, vcpus: 4, memMiB: 16384, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // m5d.xlarge
+	1003: {off: 6698, n: 13, maxPods: 234, vcpus: 48, memMiB: 196608, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m5dn.12xlarge
+	886:  {off: 6711, n: 13, maxPods: 737, vcpus: 64, memMiB: 262144, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m5dn.16xlarge
+	402:  {off: 6724, n: 13, maxPods: 737, vcpus: 96, memMiB: 393216, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m5dn.24xlarge
+	1408: {off: 6737, n: 12, maxPods: 58, vcpus: 8, memMiB: 32768, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // m5dn.2xlarge
+	1647: {off: 6749, n: 12, maxPods: 234, vcpus: 16, memMiB: 65536, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // m5dn.4xlarge
+	23:   {off: 6761, n: 12, maxPods: 234, vcpus: 32, memMiB: 131072, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m5dn.8xlarge
+	415:  {off: 6773, n: 10, maxPods: 29, vcpus: 2, memMiB: 8192, enis: 3, ipv4: 10, flags: fFacts | fNitro},              // m5dn.large
+	283:  {off: 6783, n: 10, maxPods: 737, vcpus: 96, memMiB: 393216, enis: 15, ipv4: 50, flags: fFacts | fMetal},         // m5dn.metal
+	388:  {off: 6793, n: 11, maxPods: 58, vcpus: 4, memMiB: 16384, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // m5dn.xlarge
+	1244: {off: 6804, n: 12, maxPods: 234, vcpus: 48, memMiB: 196608, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m5n.12xlarge
+	1457: {off: 6816, n: 12, maxPods: 737, vcpus: 64, memMiB: 262144, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m5n.16xlarge
+	593:  {off: 6828, n: 12, maxPods: 737, vcpus: 96, memMiB: 393216, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m5n.24xlarge
+	948:  {off: 6840, n: 11, maxPods: 58, vcpus: 8, memMiB: 32768, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // m5n.2xlarge
+	1855: {off: 6851, n: 11, maxPods: 234, vcpus: 16, memMiB: 65536, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // m5n.4xlarge
+	1302: {off: 6862, n: 11, maxPods: 234, vcpus: 32, memMiB: 131072, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m5n.8xlarge
+	471:  {off: 6873, n: 9, maxPods: 29, vcpus: 2, memMiB: 8192, enis: 3, ipv4: 10, flags: fFacts | fNitro},               // m5n.large
+	1598: {off: 6882, n: 9, maxPods: 737, vcpus: 96, memMiB: 393216, enis: 15, ipv4: 50, flags: fFacts | fMetal},          // m5n.metal
+	468:  {off: 6891, n: 10, maxPods: 58, vcpus: 4, memMiB: 16384, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // m5n.xlarge
+	1154: {off: 6901, n: 13, maxPods: 737, vcpus: 48, memMiB: 196608, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m5zn.12xlarge
+	796:  {off: 6914, n: 12, maxPods: 58, vcpus: 8, memMiB: 32768, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // m5zn.2xlarge
+	1141: {off: 6926, n: 12, maxPods: 234, vcpus: 12, memMiB: 49152, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // m5zn.3xlarge
+	600:  {off: 6938, n: 12, maxPods: 234, vcpus: 24, memMiB: 98304, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // m5zn.6xlarge
+	543:  {off: 6950, n: 10, maxPods: 29, vcpus: 2, memMiB: 8192, enis: 3, ipv4: 10, flags: fFacts | fNitro},              // m5zn.large
+	724:  {off: 6960, n: 10, maxPods: 737, vcpus: 48, memMiB: 196608, enis: 15, ipv4: 50, flags: fFacts | fMetal},         // m5zn.metal
+	897:  {off: 6970, n: 11, maxPods: 58, vcpus: 4, memMiB: 16384, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // m5zn.xlarge
+	1281: {off: 6981, n: 12, maxPods: 234, vcpus: 48, memMiB: 196608, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m6a.12xlarge
+	313:  {off: 6993, n: 12, maxPods: 737, vcpus: 64, memMiB: 262144, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m6a.16xlarge
+	818:  {off: 7005, n: 12, maxPods: 737, vcpus: 96, memMiB: 393216, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m6a.24xlarge
+	1121: {off: 7017, n: 11, maxPods: 58, vcpus: 8, memMiB: 32768, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // m6a.2xlarge
+	133:  {off: 7028, n: 12, maxPods: 737, vcpus: 128, memMiB: 524288, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // m6a.32xlarge
+	360:  {off: 7040, n: 12, maxPods: 737, vcpus: 192, memMiB: 786432, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // m6a.48xlarge
+	692:  {off: 7052, n: 11, maxPods: 234, vcpus: 16, memMiB: 65536, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // m6a.4xlarge
+	1511: {off: 7063, n: 11, maxPods: 234, vcpus: 32, memMiB: 131072, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m6a.8xlarge
+	1524: {off: 7074, n: 9, maxPods: 29, vcpus: 2, memMiB: 8192, enis: 3, ipv4: 10, flags: fFacts | fNitro},               // m6a.large
+	95:   {off: 7083, n: 9, maxPods: 737, vcpus: 192, memMiB: 786432, enis: 15, ipv4: 50, flags: fFacts | fMetal},         // m6a.metal
+	1577: {off: 7092, n: 10, maxPods: 58, vcpus: 4, memMiB: 16384, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // m6a.xlarge
+	444:  {off: 7102, n: 12, maxPods: 234, vcpus: 48, memMiB: 196608, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m6g.12xlarge
+	1628: {off: 7114, n: 12, maxPods: 737, vcpus: 64, memMiB: 262144, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m6g.16xlarge
+	1644: {off: 7126, n: 11, maxPods: 58, vcpus: 8, memMiB: 32768, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // m6g.2xlarge
+	592:  {off: 7137, n: 11, maxPods: 234, vcpus: 16, memMiB: 65536, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // m6g.4xlarge
+	281:  {off: 7148, n: 11, maxPods: 234, vcpus: 32, memMiB: 131072, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m6g.8xlarge
+	1574: {off: 7159, n: 9, maxPods: 29, vcpus: 2, memMiB: 8192, enis: 3, ipv4: 10, flags: fFacts | fNitro},               // m6g.large
+	756:  {off: 7168, n: 10, maxPods: 8, vcpus: 1, memMiB: 4096, enis: 2, ipv4: 4, flags: fFacts | fNitro},                // m6g.medium
+	1716: {off: 7178, n: 9, maxPods: 737, vcpus: 64, memMiB: 262144, enis: 15, ipv4: 50, flags: fFacts | fMetal},          // m6g.metal
+	842:  {off: 7187, n: 10, maxPods: 58, vcpus: 4, memMiB: 16384, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // m6g.xlarge
+	1453: {off: 7197, n: 13, maxPods: 234, vcpus: 48, memMiB: 196608, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m6gd.12xlarge
+	2005: {off: 7210, n: 13, maxPods: 737, vcpus: 64, memMiB: 262144, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m6gd.16xlarge
+	545:  {off: 7223, n: 12, maxPods: 58, vcpus: 8, memMiB: 32768, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // m6gd.2xlarge
+	1570: {off: 7235, n: 12, maxPods: 234, vcpus: 16, memMiB: 65536, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // m6gd.4xlarge
+	1470: {off: 7247, n: 12, maxPods: 234, vcpus: 32, memMiB: 131072, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m6gd.8xlarge
+	536:  {off: 7259, n: 10, maxPods: 29, vcpus: 2, memMiB: 8192, enis: 3, ipv4: 10, flags: fFacts | fNitro},              // m6gd.large
+	116:  {off: 7269, n: 11, maxPods: 8, vcpus: 1, memMiB: 4096, enis: 2, ipv4: 4, flags: fFacts | fNitro},                // m6gd.medium
+	574:  {off: 7280, n: 10, maxPods: 737, vcpus: 64, memMiB: 262144, enis: 15, ipv4: 50, flags: fFacts | fMetal},         // m6gd.metal
+	399:  {off: 7290, n: 11, maxPods: 58, vcpus: 4, memMiB: 16384, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // m6gd.xlarge
+	1029: {off: 7301, n: 12, maxPods: 234, vcpus: 48, memMiB: 196608, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m6i.12xlarge
+	1856: {off: 7313, n: 12, maxPods: 737, vcpus: 64, memMiB: 262144, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m6i.16xlarge
+	901:  {off: 7325, n: 12, maxPods: 737, vcpus: 96, memMiB: 393216, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m6i.24xlarge
+	523:  {off: 7337, n: 11, maxPods: 58, vcpus: 8, memMiB: 32768, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // m6i.2xlarge
+	1516: {off: 7348, n: 12, maxPods: 737, vcpus: 128, memMiB: 524288, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // m6i.32xlarge
+	825:  {off: 7360, n: 11, maxPods: 234, vcpus: 16, memMiB: 65536, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // m6i.4xlarge
+	333:  {off: 7371, n: 11, maxPods: 234, vcpus: 32, memMiB: 131072, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m6i.8xlarge
+	1444: {off: 7382, n: 9, maxPods: 29, vcpus: 2, memMiB: 8192, enis: 3, ipv4: 10, flags: fFacts | fNitro},               // m6i.large
+	339:  {off: 7391, n: 9, maxPods: 737, vcpus: 128, memMiB: 524288, enis: 15, ipv4: 50, flags: fFacts | fMetal},         // m6i.metal
+	136:  {off: 7400, n: 10, maxPods: 58, vcpus: 4, memMiB: 16384, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // m6i.xlarge
+	547:  {off: 7410, n: 13, maxPods: 234, vcpus: 48, memMiB: 196608, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m6id.12xlarge
+	1494: {off: 7423, n: 13, maxPods: 737, vcpus: 64, memMiB: 262144, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m6id.16xlarge
+	956:  {off: 7436, n: 13, maxPods: 737, vcpus: 96, memMiB: 393216, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m6id.24xlarge
+	1591: {off: 7449, n: 12, maxPods: 58, vcpus: 8, memMiB: 32768, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // m6id.2xlarge
+	1417: {off: 7461, n: 13, maxPods: 737, vcpus: 128, memMiB: 524288, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // m6id.32xlarge
+	1158: {off: 7474, n: 12, maxPods: 234, vcpus: 16, memMiB: 65536, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // m6id.4xlarge
+	1191: {off: 7486, n: 12, maxPods: 234, vcpus: 32, memMiB: 131072, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m6id.8xlarge
+	990:  {off: 7498, n: 10, maxPods: 29, vcpus: 2, memMiB: 8192, enis: 3, ipv4: 10, flags: fFacts | fNitro},              // m6id.large
+	1957: {off: 7508, n: 10, maxPods: 737, vcpus: 128, memMiB: 524288, enis: 15, ipv4: 50, flags: fFacts | fMetal},        // m6id.metal
+	1730: {off: 7518, n: 11, maxPods: 58, vcpus: 4, memMiB: 16384, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // m6id.xlarge
+	747:  {off: 7529, n: 14, maxPods: 234, vcpus: 48, memMiB: 196608, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m6idn.12xlarge
+	1186: {off: 7543, n: 14, maxPods: 737, vcpus: 64, memMiB: 262144, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m6idn.16xlarge
+	1095: {off: 7557, n: 14, maxPods: 737, vcpus: 96, memMiB: 393216, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m6idn.24xlarge
+	1778: {off: 7571, n: 13, maxPods: 58, vcpus: 8, memMiB: 32768, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // m6idn.2xlarge
+	59:   {off: 7584, n: 14, maxPods: 394, vcpus: 128, memMiB: 524288, enis: 8, ipv4: 50, flags: fFacts | fNitro},         // m6idn.32xlarge
+	1177: {off: 7598, n: 13, maxPods: 234, vcpus: 16, memMiB: 65536, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // m6idn.4xlarge
+	123:  {off: 7611, n: 13, maxPods: 234, vcpus: 32, memMiB: 131072, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m6idn.8xlarge
+	204:  {off: 7624, n: 11, maxPods: 29, vcpus: 2, memMiB: 8192, enis: 3, ipv4: 10, flags: fFacts | fNitro},              // m6idn.large
+	1859: {off: 7635, n: 11, maxPods: 394, vcpus: 128, memMiB: 524288, enis: 8, ipv4: 50, flags: fFacts | fMetal},         // m6idn.metal
+	1672: {off: 7646, n: 12, maxPods: 58, vcpus: 4, memMiB: 16384, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // m6idn.xlarge
+	1412: {off: 7658, n: 13, maxPods: 234, vcpus: 48, memMiB: 196608, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m6in.12xlarge
+	1338: {off: 7671, n: 13, maxPods: 737, vcpus: 64, memMiB: 262144, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m6in.16xlarge
+	595:  {off: 7684, n: 13, maxPods: 737, vcpus: 96, memMiB: 393216, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m6in.24xlarge
+	996:  {off: 7697, n: 12, maxPods: 58, vcpus: 8, memMiB: 32768, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // m6in.2xlarge
+	1189: {off: 7709, n: 13, maxPods: 394, vcpus: 128, memMiB: 524288, enis: 8, ipv4: 50, flags: fFacts | fNitro},         // m6in.32xlarge
+	42:   {off: 7722, n: 12, maxPods: 234, vcpus: 16, memMiB: 65536, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // m6in.4xlarge
+	1427: {off: 7734, n: 12, maxPods: 234, vcpus: 32, memMiB: 131072, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m6in.8xlarge
+	933:  {off: 7746, n: 10, maxPods: 29, vcpus: 2, memMiB: 8192, enis: 3, ipv4: 10, flags: fFacts | fNitro},              // m6in.large
+	876:  {off: 7756, n: 10, maxPods: 394, vcpus: 128, memMiB: 524288, enis: 8, ipv4: 50, flags: fFacts | fMetal},         // m6in.metal
+	1048: {off: 7766, n: 11, maxPods: 58, vcpus: 4, memMiB: 16384, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // m6in.xlarge
+	722:  {off: 7777, n: 12, maxPods: 234, vcpus: 48, memMiB: 196608, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m7a.12xlarge
+	438:  {off: 7789, n: 12, maxPods: 737, vcpus: 64, memMiB: 262144, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m7a.16xlarge
+	940:  {off: 7801, n: 12, maxPods: 737, vcpus: 96, memMiB: 393216, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m7a.24xlarge
+	1353: {off: 7813, n: 11, maxPods: 58, vcpus: 8, memMiB: 32768, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // m7a.2xlarge
+	127:  {off: 7824, n: 12, maxPods: 737, vcpus: 128, memMiB: 524288, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // m7a.32xlarge
+	1067: {off: 7836, n: 12, maxPods: 737, vcpus: 192, memMiB: 786432, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // m7a.48xlarge
+	1948: {off: 7848, n: 11, maxPods: 234, vcpus: 16, memMiB: 65536, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // m7a.4xlarge
+	1405: {off: 7859, n: 11, maxPods: 234, vcpus: 32, memMiB: 131072, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m7a.8xlarge
+	1601: {off: 7870, n: 9, maxPods: 29, vcpus: 2, memMiB: 8192, enis: 3, ipv4: 10, flags: fFacts | fNitro},               // m7a.large
+	1495: {off: 7879, n: 10, maxPods: 8, vcpus: 1, memMiB: 4096, enis: 2, ipv4: 4, flags: fFacts | fNitro},                // m7a.medium
+	1736: {off: 7889, n: 14, maxPods: 737, vcpus: 192, memMiB: 786432, enis: 15, ipv4: 50, flags: fFacts | fMetal},        // m7a.metal-48xl
+	303:  {off: 7903, n: 10, maxPods: 58, vcpus: 4, memMiB: 16384, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // m7a.xlarge
+	535:  {off: 7913, n: 12, maxPods: 234, vcpus: 48, memMiB: 196608, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m7g.12xlarge
+	1891: {off: 7925, n: 12, maxPods: 737, vcpus: 64, memMiB: 262144, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m7g.16xlarge
+	938:  {off: 7937, n: 11, maxPods: 58, vcpus: 8, memMiB: 32768, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // m7g.2xlarge
+	462:  {off: 7948, n: 11, maxPods: 234, vcpus: 16, memMiB: 65536, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // m7g.4xlarge
+	137:  {off: 7959, n: 11, maxPods: 234, vcpus: 32, memMiB: 131072, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m7g.8xlarge
+	675:  {off: 7970, n: 9, maxPods: 29, vcpus: 2, memMiB: 8192, enis: 3, ipv4: 10, flags: fFacts | fNitro},               // m7g.large
+	185:  {off: 7979, n: 10, maxPods: 8, vcpus: 1, memMiB: 4096, enis: 2, ipv4: 4, flags: fFacts | fNitro},                // m7g.medium
+	910:  {off: 7989, n: 9, maxPods: 737, vcpus: 64, memMiB: 262144, enis: 15, ipv4: 50, flags: fFacts | fMetal},          // m7g.metal
+	1543: {off: 7998, n: 10, maxPods: 58, vcpus: 4, memMiB: 16384, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // m7g.xlarge
+	1744: {off: 8008, n: 13, maxPods: 234, vcpus: 48, memMiB: 196608, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m7gd.12xlarge
+	194:  {off: 8021, n: 13, maxPods: 737, vcpus: 64, memMiB: 262144, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m7gd.16xlarge
+	78:   {off: 8034, n: 12, maxPods: 58, vcpus: 8, memMiB: 32768, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // m7gd.2xlarge
+	175:  {off: 8046, n: 12, maxPods: 234, vcpus: 16, memMiB: 65536, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // m7gd.4xlarge
+	1700: {off: 8058, n: 12, maxPods: 234, vcpus: 32, memMiB: 131072, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m7gd.8xlarge
+	750:  {off: 8070, n: 10, maxPods: 29, vcpus: 2, memMiB: 8192, enis: 3, ipv4: 10, flags: fFacts | fNitro},              // m7gd.large
+	1773: {off: 8080, n: 11, maxPods: 8, vcpus: 1, memMiB: 4096, enis: 2, ipv4: 4, flags: fFacts | fNitro},                // m7gd.medium
+	459:  {off: 8091, n: 10, maxPods: 737, vcpus: 64, memMiB: 262144, enis: 15, ipv4: 50, flags: fFacts | fMetal},         // m7gd.metal
+	721:  {off: 8101, n: 11, maxPods: 58, vcpus: 4, memMiB: 16384, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // m7gd.xlarge
+	506:  {off: 8112, n: 17, maxPods: 234, vcpus: 48, memMiB: 196608, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m7i-flex.12xlarge
+	1434: {off: 8129, n: 17, maxPods: 737, vcpus: 64, memMiB: 262144, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m7i-flex.16xlarge
+	1384: {off: 8146, n: 16, maxPods: 58, vcpus: 8, memMiB: 32768, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // m7i-flex.2xlarge
+	931:  {off: 8162, n: 16, maxPods: 234, vcpus: 16, memMiB: 65536, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // m7i-flex.4xlarge
+	74:   {off: 8178, n: 16, maxPods: 234, vcpus: 32, memMiB: 131072, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m7i-flex.8xlarge
+	731:  {off: 8194, n: 14, maxPods: 29, vcpus: 2, memMiB: 8192, enis: 3, ipv4: 10, flags: fFacts | fNitro},              // m7i-flex.large
+	340:  {off: 8208, n: 15, maxPods: 58, vcpus: 4, memMiB: 16384, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // m7i-flex.xlarge
+	1332: {off: 8223, n: 12, maxPods: 234, vcpus: 48, memMiB: 196608, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m7i.12xlarge
+	1022: {off: 8235, n: 12, maxPods: 737, vcpus: 64, memMiB: 262144, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m7i.16xlarge
+	362:  {off: 8247, n: 12, maxPods: 737, vcpus: 96, memMiB: 393216, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m7i.24xlarge
+	206:  {off: 8259, n: 11, maxPods: 58, vcpus: 8, memMiB: 32768, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // m7i.2xlarge
+	2026: {off: 8270, n: 12, maxPods: 737, vcpus: 192, memMiB: 786432, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // m7i.48xlarge
+	179:  {off: 8282, n: 11, maxPods: 234, vcpus: 16, memMiB: 65536, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // m7i.4xlarge
+	743:  {off: 8293, n: 11, maxPods: 234, vcpus: 32, memMiB: 131072, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m7i.8xlarge
+	16:   {off: 8304, n: 9, maxPods: 29, vcpus: 2, memMiB: 8192, enis: 3, ipv4: 10, flags: fFacts | fNitro},               // m7i.large
+	1426: {off: 8313, n: 14, maxPods: 737, vcpus: 96, memMiB: 393216, enis: 15, ipv4: 50, flags: fFacts | fMetal},         // m7i.metal-24xl
+	31:   {off: 8327, n: 14, maxPods: 737, vcpus: 192, memMiB: 786432, enis: 15, ipv4: 50, flags: fFacts | fMetal},        // m7i.metal-48xl
+	1333: {off: 8341, n: 10, maxPods: 58, vcpus: 4, memMiB: 16384, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // m7i.xlarge
+	1002: {off: 8351, n: 12, maxPods: 758, vcpus: 48, memMiB: 196608, enis: 12, ipv4: 64, flags: fFacts | fNitro},         // m8a.12xlarge
+	1774: {off: 8363, n: 12, maxPods: 1010, vcpus: 64, memMiB: 262144, enis: 16, ipv4: 64, flags: fFacts | fNitro},        // m8a.16xlarge
+	401:  {off: 8375, n: 12, maxPods: 1010, vcpus: 96, memMiB: 393216, enis: 16, ipv4: 64, flags: fFacts | fNitro},        // m8a.24xlarge
+	1663: {off: 8387, n: 11, maxPods: 158, vcpus: 8, memMiB: 32768, enis: 4, ipv4: 40, flags: fFacts | fNitro},            // m8a.2xlarge
+	1938: {off: 8398, n: 12, maxPods: 1514, vcpus: 192, memMiB: 786432, enis: 24, ipv4: 64, flags: fFacts | fNitro},       // m8a.48xlarge
+	1578: {off: 8410, n: 11, maxPods: 314, vcpus: 16, memMiB: 65536, enis: 8, ipv4: 40, flags: fFacts | fNitro},           // m8a.4xlarge
+	989:  {off: 8421, n: 11, maxPods: 392, vcpus: 32, memMiB: 131072, enis: 10, ipv4: 40, flags: fFacts | fNitro},         // m8a.8xlarge
+	1224: {off: 8432, n: 9, maxPods: 59, vcpus: 2, memMiB: 8192, enis: 3, ipv4: 20, flags: fFacts | fNitro},               // m8a.large
+	1806: {off: 8441, n: 10, maxPods: 8, vcpus: 1, memMiB: 4096, enis: 2, ipv4: 4, flags: fFacts | fNitro},                // m8a.medium
+	391:  {off: 8451, n: 14, maxPods: 1010, vcpus: 96, memMiB: 393216, enis: 16, ipv4: 64, flags: fFacts | fMetal},        // m8a.metal-24xl
+	457:  {off: 8465, n: 14, maxPods: 1514, vcpus: 192, memMiB: 786432, enis: 24, ipv4: 64, flags: fFacts | fMetal},       // m8a.metal-48xl
+	1816: {off: 8479, n: 10, maxPods: 78, vcpus: 4, memMiB: 16384, enis: 4, ipv4: 20, flags: fFacts | fNitro},             // m8a.xlarge
+	80:   {off: 8489, n: 14, maxPods: 1010, vcpus: 48, memMiB: 196608, enis: 16, ipv4: 64, flags: fFacts | fNitro},        // m8azn.12xlarge
+	559:  {off: 8503, n: 14, maxPods: 1010, vcpus: 96, memMiB: 393216, enis: 16, ipv4: 64, flags: fFacts | fNitro},        // m8azn.24xlarge
+	107:  {off: 8517, n: 13, maxPods: 314, vcpus: 12, memMiB: 49152, enis: 8, ipv4: 40, flags: fFacts | fNitro},           // m8azn.3xlarge
+	1507: {off: 8530, n: 13, maxPods: 314, vcpus: 24, memMiB: 98304, enis: 8, ipv4: 40, flags: fFacts | fNitro},           // m8azn.6xlarge
+	153:  {off: 8543, n: 11, maxPods: 78, vcpus: 2, memMiB: 8192, enis: 4, ipv4: 20, flags: fFacts | fNitro},              // m8azn.large
+	453:  {off: 8554, n: 12, maxPods: 11, vcpus: 1, memMiB: 4096, enis: 3, ipv4: 4, flags: fFacts | fNitro},               // m8azn.medium
+	1059: {off: 8566, n: 16, maxPods: 1010, vcpus: 48, memMiB: 196608, enis: 16, ipv4: 64, flags: fFacts | fMetal},        // m8azn.metal-12xl
+	88:   {off: 8582, n: 16, maxPods: 1010, vcpus: 96, memMiB: 393216, enis: 16, ipv4: 64, flags: fFacts | fMetal},        // m8azn.metal-24xl
+	556:  {off: 8598, n: 12, maxPods: 78, vcpus: 4, memMiB: 16384, enis: 4, ipv4: 20, flags: fFacts | fNitro},             // m8azn.xlarge
+	168:  {off: 8610, n: 12, maxPods: 234, vcpus: 48, memMiB: 196608, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m8g.12xlarge
+	1132: {off: 8622, n: 12, maxPods: 737, vcpus: 64, memMiB: 262144, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m8g.16xlarge
+	1840: {off: 8634, n: 12, maxPods: 737, vcpus: 96, memMiB: 393216, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m8g.24xlarge
+	613:  {off: 8646, n: 11, maxPods: 58, vcpus: 8, memMiB: 32768, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // m8g.2xlarge
+	1124: {off: 8657, n: 12, maxPods: 737, vcpus: 192, memMiB: 786432, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // m8g.48xlarge
+	1989: {off: 8669, n: 11, maxPods: 234, vcpus: 16, memMiB: 65536, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // m8g.4xlarge
+	1905: {off: 8680, n: 11, maxPods: 234, vcpus: 32, memMiB: 131072, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m8g.8xlarge
+	1576: {off: 8691, n: 9, maxPods: 29, vcpus: 2, memMiB: 8192, enis: 3, ipv4: 10, flags: fFacts | fNitro},               // m8g.large
+	1929: {off: 8700, n: 10, maxPods: 8, vcpus: 1, memMiB: 4096, enis: 2, ipv4: 4, flags: fFacts | fNitro},                // m8g.medium
+	1858: {off: 8710, n: 14, maxPods: 737, vcpus: 96, memMiB: 393216, enis: 15, ipv4: 50, flags: fFacts | fMetal},         // m8g.metal-24xl
+	3:    {off: 8724, n: 14, maxPods: 737, vcpus: 192, memMiB: 786432, enis: 15, ipv4: 50, flags: fFacts | fMetal},        // m8g.metal-48xl
+	658:  {off: 8738, n: 10, maxPods: 58, vcpus: 4, memMiB: 16384, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // m8g.xlarge
+	1194: {off: 8748, n: 13, maxPods: 350, vcpus: 48, memMiB: 196608, enis: 12, ipv4: 30, flags: fFacts | fNitro},         // m8gb.12xlarge
+	1418: {off: 8761, n: 13, maxPods: 786, vcpus: 64, memMiB: 262144, enis: 16, ipv4: 50, flags: fFacts | fNitro},         // m8gb.16xlarge
+	1239: {off: 8774, n: 13, maxPods: 1178, vcpus: 96, memMiB: 393216, enis: 24, ipv4: 50, flags: fFacts | fNitro},        // m8gb.24xlarge
+	2032: {off: 8787, n: 12, maxPods: 58, vcpus: 8, memMiB: 32768, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // m8gb.2xlarge
+	1103: {off: 8799, n: 13, maxPods: 590, vcpus: 192, memMiB: 786432, enis: 12, ipv4: 50, flags: fFacts | fNitro},        // m8gb.48xlarge
+	1379: {off: 8812, n: 12, maxPods: 234, vcpus: 16, memMiB: 65536, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // m8gb.4xlarge
+	1204: {off: 8824, n: 12, maxPods: 292, vcpus: 32, memMiB: 131072, enis: 10, ipv4: 30, flags: fFacts | fNitro},         // m8gb.8xlarge
+	1397: {off: 8836, n: 10, maxPods: 29, vcpus: 2, memMiB: 8192, enis: 3, ipv4: 10, flags: fFacts | fNitro},              // m8gb.large
+	1292: {off: 8846, n: 11, maxPods: 8, vcpus: 1, memMiB: 4096, enis: 2, ipv4: 4, flags: fFacts | fNitro},                // m8gb.medium
+	1247: {off: 8857, n: 15, maxPods: 1178, vcpus: 96, memMiB: 393216, enis: 24, ipv4: 50, flags: fFacts | fMetal},        // m8gb.metal-24xl
+	433:  {off: 8872, n: 15, maxPods: 590, vcpus: 192, memMiB: 786432, enis: 12, ipv4: 50, flags: fFacts | fMetal},        // m8gb.metal-48xl
+	1837: {off: 8887, n: 11, maxPods: 58, vcpus: 4, memMiB: 16384, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // m8gb.xlarge
+	1151: {off: 8898, n: 13, maxPods: 234, vcpus: 48, memMiB: 196608, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m8gd.12xlarge
+	952:  {off: 8911, n: 13, maxPods: 737, vcpus: 64, memMiB: 262144, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m8gd.16xlarge
+	641:  {off: 8924, n: 13, maxPods: 737, vcpus: 96, memMiB: 393216, enis: 15, ipv4: 50, flags: fFacts | fNitro},         // m8gd.24xlarge
+	174:  {off: 8937, n: 12, maxPods: 58, vcpus: 8, memMiB: 32768, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // m8gd.2xlarge
+	1696: {off: 8949, n: 13, maxPods: 737, vcpus: 192, memMiB: 786432, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // m8gd.48xlarge
+	1665: {off: 8962, n: 12, maxPods: 234, vcpus: 16, memMiB: 65536, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // m8gd.4xlarge
+	221:  {off: 8974, n: 12, maxPods: 234, vcpus: 32, memMiB: 131072, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // m8gd.8xlarge
+	1109: {off: 8986, n: 10, maxPods: 29, vcpus: 2, memMiB: 8192, enis: 3, ipv4: 10, flags: fFacts | fNitro},              // m8gd.large
+	1246: {off: 8996, n: 11, maxPods: 8, vcpus: 1, memMiB: 4096, enis: 2, ipv4: 4, flags: fFacts | fNitro},                // m8gd.medium
+	926:  {off: 9007, n: 15, maxPods: 737, vcpus: 96, memMiB: 393216, enis: 15, ipv4: 50, flags: fFacts | fMetal},         // m8gd.metal-24xl
+	1061: {off: 9022, n: 15, maxPods: 737, vcpus: 192, memMiB: 786432, enis: 15, ipv4: 50, flags: fFacts | fMetal},        // m8gd.metal-48xl
+	198:  {off: 9037, n: 11, maxPods: 58, vcpus: 4, memMiB: 16384, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // m8gd.xlarge
+	1288: {off: 9048, n: 13, maxPods: 350, vcpus: 48, memMiB: 196608, enis: 12, ipv4: 30, flags: fFacts | fNitro},         // m8gn.12xlarge
+	1374: {off: 9061, n: 13, maxPods: 786, vcpus: 64, memMiB: 262144, enis: 16, ipv4: 50, flags: fFacts | fNitro},         // m8gn.16xlarge
+	1635: {off: 9074, n: 13, maxPods: 1178, vcpus: 96, memMiB: 393216, enis: 24, ipv4: 50, flags: fFacts | fNitro},        // m8gn.24xlarge
+	1809: {off: 9087, n: 12, maxPods: 58, vcpus: 8, memMiB: 32768, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // m8gn.2xlarge
+	1226: {off: 9099, n: 13, maxPods: 590, vcpus: 192, memMiB: 786432, enis: 12, ipv4: 50, flags: fFacts | fNitro},        // m8gn.48xlarge
+	849:  {off: 9112, n: 12, maxPods: 234, vcpus: 16, memMiB: 65536, enis: 8, ipv4: 30, flags: fFacts | fNitro},           // m8gn.4xlarge
+	877:  {off: 9124, n: 12, maxPods: 292, vcpus: 32, memMiB: 131072, enis: 10, ipv4: 30, flags: fFacts | fNitro},         // m8gn.8xlarge
+	115:  {off: 9136, n: 10, maxPods: 29, vcpus: 2, memMiB: 8192, enis: 3, ipv4: 10, flags: fFacts | fNitro},              // m8gn.large
+	1424: {off: 9146, n: 11, maxPods: 8, vcpus: 1, memMiB: 4096, enis: 2, ipv4: 4, flags: fFacts | fNitro},                // m8gn.medium
+	797:  {off: 9157, n: 15, maxPods: 1178, vcpus: 96, memMiB: 393216, enis: 24, ipv4: 50, flags: fFacts | fMetal},        // m8gn.metal-24xl
+	650:  {off: 9172, n: 15, maxPods: 590, vcpus: 192, memMiB: 786432, enis: 12, ipv4: 50, flags: fFacts | fMetal},        // m8gn.metal-48xl
+	131:  {off: 9187, n: 11, maxPods: 58, vcpus: 4, memMiB: 16384, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // m8gn.xlarge
+	528:  {off: 9198, n: 17, maxPods: 590, vcpus: 48, memMiB: 196608, enis: 12, ipv4: 50, flags: fFacts | fNitro},         // m8i-flex.12xlarge
+	859:  {off: 9215, n: 17, maxPods: 1010, vcpus: 64, memMiB: 262144, enis: 16, ipv4: 64, flags: fFacts | fNitro},        // m8i-flex.16xlarge
+	10:   {off: 9232, n: 16, maxPods: 118, vcpus: 8, memMiB: 32768, enis: 4, ipv4: 30, flags: fFacts | fNitro},            // m8i-flex.2xlarge
+	67:   {off: 9248, n: 16, maxPods: 394, vcpus: 16, memMiB: 65536, enis: 8, ipv4: 50, flags: fFacts | fNitro},           // m8i-flex.4xlarge
+	327:  {off: 9264, n: 16, maxPods: 492, vcpus: 32, memMiB: 131072, enis: 10, ipv4: 50, flags: fFacts | fNitro},         // m8i-flex.8xlarge
+	1785: {off: 9280, n: 14, maxPods: 59, vcpus: 2, memMiB: 8192, enis: 3, ipv4: 20, flags: fFacts | fNitro},              // m8i-flex.large
+	626:  {off: 9294, n: 15, maxPods: 118, vcpus: 4, memMiB: 16384, enis: 4, ipv4: 30, flags: fFacts | fNitro},            // m8i-flex.xlarge
+	1699: {off: 9309, n: 12, maxPods: 590, vcpus: 48, memMiB: 196608, enis: 12, ipv4: 50, flags: fFacts | fNitro},         // m8i.12xlarge
+	478:  {off: 9321, n: 12, maxPods: 1010, vcpus: 64, memMiB: 262144, enis: 16, ipv4: 64, flags: fFacts | fNitro},        // m8i.16xlarge
+	97:   {off: 9333, n: 12, maxPods: 1010, vcpus: 96, memMiB: 393216, enis: 16, ipv4: 64, flags: fFacts | fNitro},        // m8i.24xlarge
+	1813: {off: 9345, n: 11, maxPods: 118, vcpus: 8, memMiB: 32768, enis: 4, ipv4: 30, flags: fFacts | fNitro},            // m8i.2xlarge
+	120:  {off: 9356, n: 12, maxPods: 1514, vcpus: 128, memMiB: 524288, enis: 24, ipv4: 64, flags: fFacts | fNitro},       // m8i.32xlarge
+	1454: {off: 9368, n: 12, maxPods: 1514, vcpus: 192, memMiB: 786432, enis: 24, ipv4: 64, flags: fFacts | fNitro},       // m8i.48xlarge
+	1927: {off: 9380, n: 11, maxPods: 394, vcpus: 16, memMiB: 65536, enis: 8, ipv4: 50, flags: fFacts | fNitro},           // m8i.4xlarge
+	2019: {off: 9391, n: 11, maxPods: 492, vcpus: 32, memMiB: 131072, enis: 10, ipv4: 50, flags: fFacts | fNitro},         // m8i.8xlarge
+	423:  {off: 9402, n: 12, maxPods: 1514, vcpus: 384, memMiB: 1572864, enis: 24, ipv4: 64, flags: fFacts | fNitro},      // m8i.96xlarge
+	866:  {off: 9414, n: 9, maxPods: 59, vcpus: 2, memMiB: 8192, enis: 3, ipv4: 20, flags: fFacts | fNitro},               // m8i.large
+	218:  {off: 9423, n: 14, maxPods: 1514, vcpus: 192, memMiB: 786432, enis: 24, ipv4: 64, flags: fFacts | fMetal},       // m8i.metal-48xl
+	1614: {off: 9437, n: 14, maxPods: 1514, vcpus: 384, memMiB: 1572864, enis: 24, ipv4: 64, flags: fFacts | fMetal},      // m8i.metal-96xl
+	48:   {off: 9451, n: 10, maxPods: 118, vcpus: 4, memMiB: 16384, enis: 4, ipv4: 30, flags: fFacts | fNitro},            // m8i.xlarge
+	1145: {off: 9461, n: 13, maxPods: 590, vcpus: 48, memMiB: 196608, enis: 12, ipv4: 50, flags: fFacts | fNitro},         // m8ib.12xlarge
+	233:  {off: 9474, n: 13, maxPods: 1010, vcpus: 64, memMiB: 262144, enis: 16, ipv4: 64, flags: fFacts | fNitro},        // m8ib.16xlarge
+	1735: {off: 9487, n: 13, maxPods: 1010, vcpus: 96, memMiB: 393216, enis: 16, ipv4: 64, flags: fFacts | fNitro},        // m8ib.24xlarge
+	106:  {off: 9500, n: 12, maxPods: 118, vcpus: 8, memMiB: 32768, enis: 4, ipv4: 30, flags: fFacts | fNitro},            // m8ib.2xlarge
+	309:  {off: 9512, n: 13, maxPods: 1010, vcpus: 128, memMiB: 524288, enis: 16, ipv4: 64, flags: fFacts | fNitro},       // m8ib.32xlarge
+	2021: {off: 9525, n: 13, maxPods: 1514, vcpus: 192, memMiB: 786432, enis: 24, ipv4: 64, flags: fFacts | fNitro},       // m8ib.48xlarge
+	647:  {off: 9538, n: 12, maxPods: 394, vcpus: 16, memMiB: 65536, enis: 8, ipv4: 50, flags: fFacts | fNitro},           // m8ib.4xlarge
+	76:   {off: 9550, n: 12, maxPods: 394, vcpus: 32, memMiB: 131072, enis: 8, ipv4: 50, flags: fFacts | fNitro},          // m8ib.8xlarge
+	972:  {off: 9562, n: 13, maxPods: 758, vcpus: 384, memMiB: 1572864, enis: 12, ipv4: 64, flags: fFacts | fNitro},       // m8ib.96xlarge
+	758:  {off: 9575, n: 10, maxPods: 78, vcpus: 2, memMiB: 8192, enis: 4, ipv4: 20, flags: fFacts | fNitro},              // m8ib.large
+	1839: {off: 9585, n: 15, maxPods: 1514, vcpus: 192, memMiB: 786432, enis: 24, ipv4: 64, flags: fFacts | fMetal},       // m8ib.metal-48xl
+	1497: {off: 9600, n: 15, maxPods: 758, vcpus: 384, memMiB: 1572864, enis: 12, ipv4: 64, flags: fFacts | fMetal},       // m8ib.metal-96xl
+	1230: {off: 9615, n: 11, maxPods: 118, vcpus: 4, memMiB: 16384, enis: 4, ipv4: 30, flags: fFacts | fNitro},            // m8ib.xlarge
+	1567: {off: 9626, n: 13, maxPods: 590, vcpus: 48, memMiB: 196608, enis: 12, ipv4: 50, flags: fFacts | fNitro},         // m8id.12xlarge
+	1620: {off: 9639, n: 13, maxPods: 1010, vcpus: 64, memMiB: 262144, enis: 16, ipv4: 64, flags: fFacts | fNitro},        // m8id.16xlarge
+	1693: {off: 9652, n: 13, maxPods: 1010, vcpus: 96, memMiB: 393216, enis: 16, ipv4: 64, flags: fFacts | fNitro},        // m8id.24xlarge
+	609:  {off: 9665, n: 12, maxPods: 118, vcpus: 8, memMiB: 32768, enis: 4, ipv4: 30, flags: fFacts | fNitro},            // m8id.2xlarge
+	1073: {off: 9677, n: 13, maxPods: 1514, vcpus: 128, memMiB: 524288, enis: 24, ipv4: 64, flags: fFacts | fNitro},       // m8id.32xlarge
+	883:  {off: 9690, n: 13, maxPods: 1514, vcpus: 192, memMiB: 786432, enis: 24, ipv4: 64, flags: fFacts | fNitro},       // m8id.48xlarge
+	845:  {off: 9703, n: 12, maxPods: 394, vcpus: 16, memMiB: 65536, enis: 8, ipv4: 50, flags: fFacts | fNitro},           // m8id.4xlarge
+	1741: {off: 9715, n: 12, maxPods: 492, vcpus: 32, memMiB: 131072, enis: 10, ipv4: 50, flags: fFacts | fNitro},         // m8id.8xlarge
+	1889: {off: 9727, n: 13, maxPods: 1514, vcpus: 384, memMiB: 1572864, enis: 24, ipv4: 64, flags: fFacts | fNitro},      // m8id.96xlarge
+	1804: {off: 9740, n: 10, maxPods: 59, vcpus: 2, memMiB: 8192, enis: 3, ipv4: 20, flags: fFacts | fNitro},              // m8id.large
+	969:  {off: 9750, n: 15, maxPods: 1514, vcpus: 192, memMiB: 786432, enis: 24, ipv4: 64, flags: fFacts | fMetal},       // m8id.metal-48xl
+	2039: {off: 9765, n: 15, maxPods: 1514, vcpus: 384, memMiB: 1572864, enis: 24, ipv4: 64, flags: fFacts | fMetal},      // m8id.metal-96xl
+	974:  {off: 9780, n: 11, maxPods: 118, vcpus: 4, memMiB: 16384, enis: 4, ipv4: 30, flags: fFacts | fNitro},            // m8id.xlarge
+	1890: {off: 9791, n: 14, maxPods: 590, vcpus: 48, memMiB: 196608, enis: 12, ipv4: 50, flags: fFacts | fNitro},         // m8idb.12xlarge
+	808:  {off: 9805, n: 14, maxPods: 1010, vcpus: 64, memMiB: 262144, enis: 16, ipv4: 64, flags: fFacts | fNitro},        // m8idb.16xlarge
+	1983: {off: 9819, n: 14, maxPods: 1010, vcpus: 96, memMiB: 393216, enis: 16, ipv4: 64, flags: fFacts | fNitro},        // m8idb.24xlarge
+	1498: {off: 9833, n: 13, maxPods: 118, vcpus: 8, memMiB: 32768, enis: 4, ipv4: 30, flags: fFacts | fNitro},            // m8idb.2xlarge
+	1316: {off: 9846, n: 14, maxPods: 1010, vcpus: 128, memMiB: 524288, enis: 16, ipv4: 64, flags: fFacts | fNitro},       // m8idb.32xlarge
+	1829: {off: 9860, n: 14, maxPods: 1514, vcpus: 192, memMiB: 786432, enis: 24, ipv4: 64, flags: fFacts | fNitro},       // m8idb.48xlarge
+	761:  {off: 9874, n: 13, maxPods: 394, vcpus: 16, memMiB: 65536, enis: 8, ipv4: 50, flags: fFacts | fNitro},           // m8idb.4xlarge
+	66:   {off: 9887, n: 13, maxPods: 394, vcpus: 32, memMiB: 131072, enis: 8, ipv4: 50, flags: fFacts | fNitro},          // m8idb.8xlarge
+	1906: {off: 9900, n: 14, maxPods: 758, vcpus: 384, memMiB: 1572864, enis: 12, ipv4: 64, flags: fFacts | fNitro},       // m8idb.96xlarge
+	35:   {off: 9914, n: 11, maxPods: 78, vcpus: 2, memMiB: 8192, enis: 4, ipv4: 20, flags: fFacts | fNitro},              // m8idb.large
+	1196: {off: 9925, n: 16, maxPods: 1514, vcpus: 192, memMiB: 786432, enis: 24, ipv4: 64, flags: fFacts | fMetal},       // m8idb.metal-48xl
+	1894: {off: 9941, n: 16, maxPods: 758, vcpus: 384, memMiB: 1572864, enis: 12, ipv4: 64, flags: fFacts | fMetal},       // m8idb.metal-96xl
+	169:  {off: 9957, n: 12, maxPods: 118, vcpus: 4, memMiB: 16384, enis: 4, ipv4: 30, flags: fFacts | fNitro},            // m8idb.xlarge
+	2037: {off: 9969, n: 14, maxPods: 590, vcpus: 48, memMiB: 196608, enis: 12, ipv4: 50, flags: fFacts | fNitro},         // m8idn.12xlarge
+	2008: {off: 9983, n: 14, maxPods: 1010, vcpus: 64, memMiB: 262144, enis: 16, ipv4: 64, flags: fFacts | fNitro},        // m8idn.16xlarge
+	768:  {off: 9997, n: 14, maxPods: 1010, vcpus: 96, memMiB: 393216, enis: 16, ipv4: 64, flags: fFacts | fNitro},        // m8idn.24xlarge
+	100:  {off: 10011, n: 13, maxPods: 118, vcpus: 8, memMiB: 32768, enis: 4, ipv4: 30, flags: fFacts | fNitro},           // m8idn.2xlarge
+	275:  {off: 10024, n: 14, maxPods: 1010, vcpus: 128, memMiB: 524288, enis: 16, ipv4: 64, flags: fFacts | fNitro},      // m8idn.32xlarge
+	1135: {off: 10038, n: 14, maxPods: 1514, vcpus: 192, memMiB: 786432, enis: 24, ipv4: 64, flags: fFacts | fNitro},      // m8idn.48xlarge
+	406:  {off: 10052, n: 13, maxPods: 394, vcpus: 16, memMiB: 65536, enis: 8, ipv4: 50, flags: fFacts | fNitro},          // m8idn.4xlarge
+	727:  {off: 10065, n: 13, maxPods: 394, vcpus: 32, memMiB: 131072, enis: 8, ipv4: 50, flags: fFacts | fNitro},         // m8idn.8xlarge
+	713:  {off: 10078, n: 14, maxPods: 758, vcpus: 384, memMiB: 1572864, enis: 12, ipv4: 64, flags: fFacts | fNitro},      // m8idn.96xlarge
+	485:  {off: 10092, n: 11, maxPods: 78, vcpus: 2, memMiB: 8192, enis: 4, ipv4: 20, flags: fFacts | fNitro},             // m8idn.large
+	278:  {off: 10103, n: 16, maxPods: 1514, vcpus: 192, memMiB: 786432, enis: 24, ipv4: 64, flags: fFacts | fMetal},      // m8idn.metal-48xl
+	18:   {off: 10119, n: 16, maxPods: 758, vcpus: 384, memMiB: 1572864, enis: 12, ipv4: 64, flags: fFacts | fMetal},      // m8idn.metal-96xl
+	412:  {off: 10135, n: 12, maxPods: 118, vcpus: 4, memMiB: 16384, enis: 4, ipv4: 30, flags: fFacts | fNitro},           // m8idn.xlarge
+	893:  {off: 10147, n: 13, maxPods: 590, vcpus: 48, memMiB: 196608, enis: 12, ipv4: 50, flags: fFacts | fNitro},        // m8in.12xlarge
+	319:  {off: 10160, n: 13, maxPods: 1010, vcpus: 64, memMiB: 262144, enis: 16, ipv4: 64, flags: fFacts | fNitro},       // m8in.16xlarge
+	918:  {off: 10173, n: 13, maxPods: 1010, vcpus: 96, memMiB: 393216, enis: 16, ipv4: 64, flags: fFacts | fNitro},       // m8in.24xlarge
+	416:  {off: 10186, n: 12, maxPods: 118, vcpus: 8, memMiB: 32768, enis: 4, ipv4: 30, flags: fFacts | fNitro},           // m8in.2xlarge
+	652:  {off: 10198, n: 13, maxPods: 1010, vcpus: 128, memMiB: 524288, enis: 16, ipv4: 64, flags: fFacts | fNitro},      // m8in.32xlarge
+	361:  {off: 10211, n: 13, maxPods: 1514, vcpus: 192, memMiB: 786432, enis: 24, ipv4: 64, flags: fFacts | fNitro},      // m8in.48xlarge
+	1848: {off: 10224, n: 12, maxPods: 394, vcpus: 16, memMiB: 65536, enis: 8, ipv4: 50, flags: fFacts | fNitro},          // m8in.4xlarge
+	1391: {off: 10236, n: 12, maxPods: 394, vcpus: 32, memMiB: 131072, enis: 8, ipv4: 50, flags: fFacts | fNitro},         // m8in.8xlarge
+	15:   {off: 10248, n: 13, maxPods: 758, vcpus: 384, memMiB: 1572864, enis: 12, ipv4: 64, flags: fFacts | fNitro},      // m8in.96xlarge
+	1422: {off: 10261, n: 10, maxPods: 78, vcpus: 2, memMiB: 8192, enis: 4, ipv4: 20, flags: fFacts | fNitro},             // m8in.large
+	1768: {off: 10271, n: 15, maxPods: 1514, vcpus: 192, memMiB: 786432, enis: 24, ipv4: 64, flags: fFacts | fMetal},      // m8in.metal-48xl
+	612:  {off: 10286, n: 15, maxPods: 758, vcpus: 384, memMiB: 1572864, enis: 12, ipv4: 64, flags: fFacts | fMetal},      // m8in.metal-96xl
+	1279: {off: 10301, n: 11, maxPods: 118, vcpus: 4, memMiB: 16384, enis: 4, ipv4: 30, flags: fFacts | fNitro},           // m8in.xlarge
+	242:  {off: 10312, n: 14, maxPods: 590, vcpus: 48, memMiB: 196608, enis: 12, ipv4: 50, flags: fFacts | fNitro},        // m8ine.12xlarge
+	1054: {off: 10326, n: 13, maxPods: 118, vcpus: 8, memMiB: 32768, enis: 4, ipv4: 30, flags: fFacts | fNitro},           // m8ine.2xlarge
+	840:  {off: 10339, n: 13, maxPods: 394, vcpus: 16, memMiB: 65536, enis: 8, ipv4: 50, flags: fFacts | fNitro},          // m8ine.4xlarge
+	503:  {off: 10352, n: 13, maxPods: 394, vcpus: 32, memMiB: 131072, enis: 8, ipv4: 50, flags: fFacts | fNitro},         // m8ine.8xlarge
+	1173: {off: 10365, n: 11, maxPods: 78, vcpus: 2, memMiB: 8192, enis: 4, ipv4: 20, flags: fFacts | fNitro},             // m8ine.large
+	201:  {off: 10376, n: 12, maxPods: 118, vcpus: 4, memMiB: 16384, enis: 4, ipv4: 30, flags: fFacts | fNitro},           // m8ine.xlarge
+	980:  {off: 10388, n: 12, maxPods: 590, vcpus: 48, memMiB: 196608, enis: 12, ipv4: 50, flags: fFacts | fNitro},        // m9g.12xlarge
+	1071: {off: 10400, n: 12, maxPods: 1010, vcpus: 64, memMiB: 262144, enis: 16, ipv4: 64, flags: fFacts | fNitro},       // m9g.16xlarge
+	1874: {off: 10412, n: 12, maxPods: 1514, vcpus: 96, memMiB: 393216, enis: 24, ipv4: 64, flags: fFacts | fNitro},       // m9g.24xlarge
+	2046: {off: 10424, n: 11, maxPods: 118, vcpus: 8, memMiB: 32768, enis: 4, ipv4: 30, flags: fFacts | fNitro},           // m9g.2xlarge
+	477:  {off: 10435, n: 12, maxPods: 1514, vcpus: 192, memMiB: 786432, enis: 24, ipv4: 64, flags: fFacts | fNitro},      // m9g.48xlarge
+	1585: {off: 10447, n: 11, maxPods: 394, vcpus: 16, memMiB: 65536, enis: 8, ipv4: 50, flags: fFacts | fNitro},          // m9g.4xlarge
+	1726: {off: 10458, n: 11, maxPods: 492, vcpus: 32, memMiB: 131072, enis: 10, ipv4: 50, flags: fFacts | fNitro},        // m9g.8xlarge
+	1381: {off: 10469, n: 9, maxPods: 59, vcpus: 2, memMiB: 8192, enis: 3, ipv4: 20, flags: fFacts | fNitro},              // m9g.large
+	1188: {off: 10478, n: 10, maxPods: 40, vcpus: 1, memMiB: 4096, enis: 2, ipv4: 20, flags: fFacts | fNitro},             // m9g.medium
+	1123: {off: 10488, n: 14, maxPods: 1514, vcpus: 192, memMiB: 786432, enis: 24, ipv4: 64, flags: fFacts | fMetal},      // m9g.metal-48xl
+	448:  {off: 10502, n: 10, maxPods: 118, vcpus: 4, memMiB: 16384, enis: 4, ipv4: 30, flags: fFacts | fNitro},           // m9g.xlarge
+	1861: {off: 10512, n: 13, maxPods: 590, vcpus: 48, memMiB: 196608, enis: 12, ipv4: 50, flags: fFacts | fNitro},        // m9gd.12xlarge
+	496:  {off: 10525, n: 13, maxPods: 1010, vcpus: 64, memMiB: 262144, enis: 16, ipv4: 64, flags: fFacts | fNitro},       // m9gd.16xlarge
+	1893: {off: 10538, n: 13, maxPods: 1514, vcpus: 96, memMiB: 393216, enis: 24, ipv4: 64, flags: fFacts | fNitro},       // m9gd.24xlarge
+	2035: {off: 10551, n: 12, maxPods: 118, vcpus: 8, memMiB: 32768, enis: 4, ipv4: 30, flags: fFacts | fNitro},           // m9gd.2xlarge
+	157:  {off: 10563, n: 13, maxPods: 1514, vcpus: 192, memMiB: 786432, enis: 24, ipv4: 64, flags: fFacts | fNitro},      // m9gd.48xlarge
+	749:  {off: 10576, n: 12, maxPods: 394, vcpus: 16, memMiB: 65536, enis: 8, ipv4: 50, flags: fFacts | fNitro},          // m9gd.4xlarge
+	475:  {off: 10588, n: 12, maxPods: 492, vcpus: 32, memMiB: 131072, enis: 10, ipv4: 50, flags: fFacts | fNitro},        // m9gd.8xlarge
+	300:  {off: 10600, n: 10, maxPods: 59, vcpus: 2, memMiB: 8192, enis: 3, ipv4: 20, flags: fFacts | fNitro},             // m9gd.large
+	68:   {off: 10610, n: 11, maxPods: 40, vcpus: 1, memMiB: 4096, enis: 2, ipv4: 20, flags: fFacts | fNitro},             // m9gd.medium
+	1902: {off: 10621, n: 15, maxPods: 1514, vcpus: 192, memMiB: 786432, enis: 24, ipv4: 64, flags: fFacts | fMetal},      // m9gd.metal-48xl
+	1438: {off: 10636, n: 11, maxPods: 118, vcpus: 4, memMiB: 16384, enis: 4, ipv4: 30, flags: fFacts | fNitro},           // m9gd.xlarge
+	620:  {off: 10647, n: 17, maxPods: 234, vcpus: 0, memMiB: 0, enis: 8, ipv4: 30, flags: fFacts | fMetal},               // mac-m3ultra.metal
+	1556: {off: 10664, n: 12, maxPods: 234, vcpus: 0, memMiB: 0, enis: 8, ipv4: 30, flags: fFacts | fMetal},               // mac-m4.metal
+	1564: {off: 10676, n: 15, maxPods: 234, vcpus: 0, memMiB: 0, enis: 8, ipv4: 30, flags: fFacts | fMetal},               // mac-m4max.metal
+	409:  {off: 10691, n: 15, maxPods: 234, vcpus: 0, memMiB: 0, enis: 8, ipv4: 30, flags: fFacts | fMetal},               // mac-m4pro.metal
+	181:  {off: 10706, n: 10, maxPods: 234, vcpus: 0, memMiB: 0, enis: 8, ipv4: 30, flags: fFacts | fMetal},               // mac1.metal
+	1459: {off: 10716, n: 18, maxPods: 234, vcpus: 0, memMiB: 0, enis: 8, ipv4: 30, flags: fFacts | fMetal},               // mac2-m1ultra.metal
+	126:  {off: 10734, n: 13, maxPods: 234, vcpus: 0, memMiB: 0, enis: 8, ipv4: 30, flags: fFacts | fMetal},               // mac2-m2.metal
+	1979: {off: 10747, n: 16, maxPods: 234, vcpus: 0, memMiB: 0, enis: 8, ipv4: 30, flags: fFacts | fMetal},               // mac2-m2pro.metal
+	266:  {off: 10763, n: 10, maxPods: 234, vcpus: 0, memMiB: 0, enis: 8, ipv4: 30, flags: fFacts | fMetal},               // mac2.metal
+	1052: {off: 10773, n: 11, maxPods: 234, vcpus: 0, memMiB: 0, enis: 8, ipv4: 30, flags: fFacts | fXen},                 // p3.16xlarge
+	1398: {off: 10784, n: 10, maxPods: 58, vcpus: 0, memMiB: 0, enis: 4, ipv4: 15, flags: fFacts | fXen},                  // p3.2xlarge
+	58:   {off: 10794, n: 10, maxPods: 234, vcpus: 0, memMiB: 0, enis: 8, ipv4: 30, flags: fFacts | fXen},                 // p3.8xlarge
+	971:  {off: 10804, n: 13, maxPods: 737, vcpus: 96, memMiB: 786432, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // p3dn.24xlarge
+	1828: {off: 10817, n: 12, maxPods: 737, vcpus: 96, memMiB: 1179648, enis: 15, ipv4: 50, flags: fFacts | fNitro},       // p4d.24xlarge
+	1334: {off: 10829, n: 13, maxPods: 737, vcpus: 96, memMiB: 1179648, enis: 15, ipv4: 50, flags: fFacts | fNitro},       // p4de.24xlarge
+	1833: {off: 10842, n: 11, maxPods: 100, vcpus: 192, memMiB: 2097152, enis: 2, ipv4: 50, flags: fFacts | fNitro},       // p5.48xlarge
+	1661: {off: 10853, n: 10, maxPods: 118, vcpus: 16, memMiB: 262144, enis: 4, ipv4: 30, flags: fFacts | fNitro},         // p5.4xlarge
+	752:  {off: 10863, n: 12, maxPods: 100, vcpus: 192, memMiB: 2097152, enis: 2, ipv4: 50, flags: fFacts | fNitro},       // p5e.48xlarge
+	1758: {off: 10875, n: 13, maxPods: 198, vcpus: 192, memMiB: 2097152, enis: 4, ipv4: 50, flags: fFacts | fNitro},       // p5en.48xlarge
+	1208: {off: 10888, n: 16, maxPods: 198, vcpus: 192, memMiB: 2097152, enis: 4, ipv4: 50, flags: fFacts | fNitro},       // p6-b200.48xlarge
+	1930: {off: 10904, n: 16, maxPods: 198, vcpus: 192, memMiB: 4194304, enis: 4, ipv4: 50, flags: fFacts | fNitro},       // p6-b300.48xlarge
+	1356: {off: 10920, n: 10, maxPods: 58, vcpus: 8, memMiB: 62464, enis: 4, ipv4: 15, flags: fFacts | fXen},              // r3.2xlarge
+	1299: {off: 10930, n: 10, maxPods: 234, vcpus: 16, memMiB: 124928, enis: 8, ipv4: 30, flags: fFacts | fXen},           // r3.4xlarge
+	831:  {off: 10940, n: 10, maxPods: 234, vcpus: 32, memMiB: 249856, enis: 8, ipv4: 30, flags: fFacts | fXen},           // r3.8xlarge
+	487:  {off: 10950, n: 8, maxPods: 29, vcpus: 2, memMiB: 15360, enis: 3, ipv4: 10, flags: fFacts | fXen},               // r3.large
+	1713: {off: 10958, n: 9, maxPods: 58, vcpus: 4, memMiB: 31232, enis: 4, ipv4: 15, flags: fFacts | fXen},               // r3.xlarge
+	200:  {off: 10967, n: 11, maxPods: 737, vcpus: 64, memMiB: 499712, enis: 15, ipv4: 50, flags: fFacts | fXen},          // r4.16xlarge
+	163:  {off: 10978, n: 10, maxPods: 58, vcpus: 8, memMiB: 62464, enis: 4, ipv4: 15, flags: fFacts | fXen},              // r4.2xlarge
+	668:  {off: 10988, n: 10, maxPods: 234, vcpus: 16, memMiB: 124928, enis: 8, ipv4: 30, flags: fFacts | fXen},           // r4.4xlarge
+	958:  {off: 10998, n: 10, maxPods: 234, vcpus: 32, memMiB: 249856, enis: 8, ipv4: 30, flags: fFacts | fXen},           // r4.8xlarge
+	84:   {off: 11008, n: 8, maxPods: 29, vcpus: 2, memMiB: 15616, enis: 3, ipv4: 10, flags: fFacts | fXen},               // r4.large
+	962:  {off: 11016, n: 9, maxPods: 58, vcpus: 4, memMiB: 31232, enis: 4, ipv4: 15, flags: fFacts | fXen},               // r4.xlarge
+	759:  {off: 11025, n: 11, maxPods: 234, vcpus: 48, memMiB: 393216, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r5.12xlarge
+	49:   {off: 11036, n: 11, maxPods: 737, vcpus: 64, memMiB: 524288, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r5.16xlarge
+	363:  {off: 11047, n: 11, maxPods: 737, vcpus: 96, memMiB: 786432, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r5.24xlarge
+	661:  {off: 11058, n: 10, maxPods: 58, vcpus: 8, memMiB: 65536, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // r5.2xlarge
+	37:   {off: 11068, n: 10, maxPods: 234, vcpus: 16, memMiB: 131072, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r5.4xlarge
+	54:   {off: 11078, n: 10, maxPods: 234, vcpus: 32, memMiB: 262144, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r5.8xlarge
+	1006: {off: 11088, n: 8, maxPods: 29, vcpus: 2, memMiB: 16384, enis: 3, ipv4: 10, flags: fFacts | fNitro},             // r5.large
+	814:  {off: 11096, n: 8, maxPods: 737, vcpus: 96, memMiB: 786432, enis: 15, ipv4: 50, flags: fFacts | fMetal},         // r5.metal
+	1080: {off: 11104, n: 9, maxPods: 58, vcpus: 4, memMiB: 32768, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // r5.xlarge
+	1887: {off: 11113, n: 12, maxPods: 234, vcpus: 48, memMiB: 393216, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r5a.12xlarge
+	343:  {off: 11125, n: 12, maxPods: 737, vcpus: 64, memMiB: 524288, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r5a.16xlarge
+	227:  {off: 11137, n: 12, maxPods: 737, vcpus: 96, memMiB: 786432, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r5a.24xlarge
+	1594: {off: 11149, n: 11, maxPods: 58, vcpus: 8, memMiB: 65536, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // r5a.2xlarge
+	1423: {off: 11160, n: 11, maxPods: 234, vcpus: 16, memMiB: 131072, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r5a.4xlarge
+	413:  {off: 11171, n: 11, maxPods: 234, vcpus: 32, memMiB: 262144, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r5a.8xlarge
+	1772: {off: 11182, n: 9, maxPods: 29, vcpus: 2, memMiB: 16384, enis: 3, ipv4: 10, flags: fFacts | fNitro},             // r5a.large
+	1413: {off: 11191, n: 10, maxPods: 58, vcpus: 4, memMiB: 32768, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // r5a.xlarge
+	1187: {off: 11201, n: 13, maxPods: 234, vcpus: 48, memMiB: 393216, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r5ad.12xlarge
+	1712: {off: 11214, n: 13, maxPods: 737, vcpus: 64, memMiB: 524288, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r5ad.16xlarge
+	326:  {off: 11227, n: 13, maxPods: 737, vcpus: 96, memMiB: 786432, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r5ad.24xlarge
+	1899: {off: 11240, n: 12, maxPods: 58, vcpus: 8, memMiB: 65536, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // r5ad.2xlarge
+	591:  {off: 11252, n: 12, maxPods: 234, vcpus: 16, memMiB: 131072, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r5ad.4xlarge
+	766:  {off: 11264, n: 12, maxPods: 234, vcpus: 32, memMiB: 262144, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r5ad.8xlarge
+	665:  {off: 11276, n: 10, maxPods: 29, vcpus: 2, memMiB: 16384, enis: 3, ipv4: 10, flags: fFacts | fNitro},            // r5ad.large
+	828:  {off: 11286, n: 11, maxPods: 58, vcpus: 4, memMiB: 32768, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // r5ad.xlarge
+	1627: {off: 11297, n: 12, maxPods: 234, vcpus: 48, memMiB: 393216, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r5b.12xlarge
+	795:  {off: 11309, n: 12, maxPods: 737, vcpus: 64, memMiB: 524288, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r5b.16xlarge
+	1731: {off: 11321, n: 12, maxPods: 737, vcpus: 96, memMiB: 786432, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r5b.24xlarge
+	809:  {off: 11333, n: 11, maxPods: 58, vcpus: 8, memMiB: 65536, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // r5b.2xlarge
+	1321: {off: 11344, n: 11, maxPods: 234, vcpus: 16, memMiB: 131072, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r5b.4xlarge
+	1205: {off: 11355, n: 11, maxPods: 234, vcpus: 32, memMiB: 262144, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r5b.8xlarge
+	856:  {off: 11366, n: 9, maxPods: 29, vcpus: 2, memMiB: 16384, enis: 3, ipv4: 10, flags: fFacts | fNitro},             // r5b.large
+	1759: {off: 11375, n: 9, maxPods: 737, vcpus: 96, memMiB: 786432, enis: 15, ipv4: 50, flags: fFacts | fMetal},         // r5b.metal
+	1245: {off: 11384, n: 10, maxPods: 58, vcpus: 4, memMiB: 32768, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // r5b.xlarge
+	624:  {off: 11394, n: 12, maxPods: 234, vcpus: 48, memMiB: 393216, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r5d.12xlarge
+	190:  {off: 11406, n: 12, maxPods: 737, vcpus: 64, memMiB: 524288, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r5d.16xlarge
+	631:  {off: 11418, n: 12, maxPods: 737, vcpus: 96, memMiB: 786432, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r5d.24xlarge
+	1306: {off: 11430, n: 11, maxPods: 58, vcpus: 8, memMiB: 65536, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // r5d.2xlarge
+	1053: {off: 11441, n: 11, maxPods: 234, vcpus: 16, memMiB: 131072, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r5d.4xlarge
+	960:  {off: 11452, n: 11, maxPods: 234, vcpus: 32, memMiB: 262144, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r5d.8xlarge
+	1165: {off: 11463, n: 9, maxPods: 29, vcpus: 2, memMiB: 16384, enis: 3, ipv4: 10, flags: fFacts | fNitro},             // r5d.large
+	32:   {off: 11472, n: 9, maxPods: 737, vcpus: 96, memMiB: 786432, enis: 15, ipv4: 50, flags: fFacts | fMetal},         // r5d.metal
+	1710: {off: 11481, n: 10, maxPods: 58, vcpus: 4, memMiB: 32768, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // r5d.xlarge
+	1765: {off: 11491, n: 13, maxPods: 234, vcpus: 48, memMiB: 393216, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r5dn.12xlarge
+	1415: {off: 11504, n: 13, maxPods: 737, vcpus: 64, memMiB: 524288, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r5dn.16xlarge
+	1907: {off: 11517, n: 13, maxPods: 737, vcpus: 96, memMiB: 786432, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r5dn.24xlarge
+	1352: {off: 11530, n: 12, maxPods: 58, vcpus: 8, memMiB: 65536, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // r5dn.2xlarge
+	1702: {off: 11542, n: 12, maxPods: 234, vcpus: 16, memMiB: 131072, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r5dn.4xlarge
+	1469: {off: 11554, n: 12, maxPods: 234, vcpus: 32, memMiB: 262144, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r5dn.8xlarge
+	1091: {off: 11566, n: 10, maxPods: 29, vcpus: 2, memMiB: 16384, enis: 3, ipv4: 10, flags: fFacts | fNitro},            // r5dn.large
+	954:  {off: 11576, n: 10, maxPods: 737, vcpus: 96, memMiB: 786432, enis: 15, ipv4: 50, flags: fFacts | fMetal},        // r5dn.metal
+	915:  {off: 11586, n: 11, maxPods: 58, vcpus: 4, memMiB: 32768, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // r5dn.xlarge
+	1825: {off: 11597, n: 12, maxPods: 234, vcpus: 48, memMiB: 393216, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r5n.12xlarge
+	1630: {off: 11609, n: 12, maxPods: 737, vcpus: 64, memMiB: 524288, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r5n.16xlarge
+	1584: {off: 11621, n: 12, maxPods: 737, vcpus: 96, memMiB: 786432, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r5n.24xlarge
+	505:  {off: 11633, n: 11, maxPods: 58, vcpus: 8, memMiB: 65536, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // r5n.2xlarge
+	70:   {off: 11644, n: 11, maxPods: 234, vcpus: 16, memMiB: 131072, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r5n.4xlarge
+	272:  {off: 11655, n: 11, maxPods: 234, vcpus: 32, memMiB: 262144, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r5n.8xlarge
+	312:  {off: 11666, n: 9, maxPods: 29, vcpus: 2, memMiB: 16384, enis: 3, ipv4: 10, flags: fFacts | fNitro},             // r5n.large
+	1162: {off: 11675, n: 9, maxPods: 737, vcpus: 96, memMiB: 786432, enis: 15, ipv4: 50, flags: fFacts | fMetal},         // r5n.metal
+	64:   {off: 11684, n: 10, maxPods: 58, vcpus: 4, memMiB: 32768, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // r5n.xlarge
+	820:  {off: 11694, n: 12, maxPods: 234, vcpus: 48, memMiB: 393216, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r6a.12xlarge
+	1656: {off: 11706, n: 12, maxPods: 737, vcpus: 64, memMiB: 524288, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r6a.16xlarge
+	544:  {off: 11718, n: 12, maxPods: 737, vcpus: 96, memMiB: 786432, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r6a.24xlarge
+	1885: {off: 11730, n: 11, maxPods: 58, vcpus: 8, memMiB: 65536, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // r6a.2xlarge
+	869:  {off: 11741, n: 12, maxPods: 737, vcpus: 128, memMiB: 1048576, enis: 15, ipv4: 50, flags: fFacts | fNitro},      // r6a.32xlarge
+	607:  {off: 11753, n: 12, maxPods: 737, vcpus: 192, memMiB: 1572864, enis: 15, ipv4: 50, flags: fFacts | fNitro},      // r6a.48xlarge
+	1102: {off: 11765, n: 11, maxPods: 234, vcpus: 16, memMiB: 131072, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r6a.4xlarge
+	1863: {off: 11776, n: 11, maxPods: 234, vcpus: 32, memMiB: 262144, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r6a.8xlarge
+	1074: {off: 11787, n: 9, maxPods: 29, vcpus: 2, memMiB: 16384, enis: 3, ipv4: 10, flags: fFacts | fNitro},             // r6a.large
+	1346: {off: 11796, n: 9, maxPods: 737, vcpus: 192, memMiB: 1572864, enis: 15, ipv4: 50, flags: fFacts | fMetal},       // r6a.metal
+	1437: {off: 11805, n: 10, maxPods: 58, vcpus: 4, memMiB: 32768, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // r6a.xlarge
+	160:  {off: 11815, n: 12, maxPods: 234, vcpus: 48, memMiB: 393216, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r6g.12xlarge
+	446:  {off: 11827, n: 12, maxPods: 737, vcpus: 64, memMiB: 524288, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r6g.16xlarge
+	193:  {off: 11839, n: 11, maxPods: 58, vcpus: 8, memMiB: 65536, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // r6g.2xlarge
+	1617: {off: 11850, n: 11, maxPods: 234, vcpus: 16, memMiB: 131072, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r6g.4xlarge
+	1259: {off: 11861, n: 11, maxPods: 234, vcpus: 32, memMiB: 262144, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r6g.8xlarge
+	1789: {off: 11872, n: 9, maxPods: 29, vcpus: 2, memMiB: 16384, enis: 3, ipv4: 10, flags: fFacts | fNitro},             // r6g.large
+	1519: {off: 11881, n: 10, maxPods: 8, vcpus: 1, memMiB: 8192, enis: 2, ipv4: 4, flags: fFacts | fNitro},               // r6g.medium
+	1777: {off: 11891, n: 9, maxPods: 737, vcpus: 64, memMiB: 524288, enis: 15, ipv4: 50, flags: fFacts | fMetal},         // r6g.metal
+	122:  {off: 11900, n: 10, maxPods: 58, vcpus: 4, memMiB: 32768, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // r6g.xlarge
+	850:  {off: 11910, n: 13, maxPods: 234, vcpus: 48, memMiB: 393216, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r6gd.12xlarge
+	261:  {off: 11923, n: 13, maxPods: 737, vcpus: 64, memMiB: 524288, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r6gd.16xlarge
+	1000: {off: 11936, n: 12, maxPods: 58, vcpus: 8, memMiB: 65536, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // r6gd.2xlarge
+	785:  {off: 11948, n: 12, maxPods: 234, vcpus: 16, memMiB: 131072, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r6gd.4xlarge
+	1961: {off: 11960, n: 12, maxPods: 234, vcpus: 32, memMiB: 262144, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r6gd.8xlarge
+	1432: {off: 11972, n: 10, maxPods: 29, vcpus: 2, memMiB: 16384, enis: 3, ipv4: 10, flags: fFacts | fNitro},            // r6gd.large
+	1345: {off: 11982, n: 11, maxPods: 8, vcpus: 1, memMiB: 8192, enis: 2, ipv4: 4, flags: fFacts | fNitro},               // r6gd.medium
+	258:  {off: 11993, n: 10, maxPods: 737, vcpus: 64, memMiB: 524288, enis: 15, ipv4: 50, flags: fFacts | fMetal},        // r6gd.metal
+	916:  {off: 12003, n: 11, maxPods: 58, vcpus: 4, memMiB: 32768, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // r6gd.xlarge
+	81:   {off: 12014, n: 12, maxPods: 234, vcpus: 48, memMiB: 393216, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r6i.12xlarge
+	1761: {off: 12026, n: 12, maxPods: 737, vcpus: 64, memMiB: 524288, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r6i.16xlarge
+	1451: {off: 12038, n: 12, maxPods: 737, vcpus: 96, memMiB: 786432, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r6i.24xlarge
+	1797: {off: 12050, n: 11, maxPods: 58, vcpus: 8, memMiB: 65536, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // r6i.2xlarge
+	207:  {off: 12061, n: 12, maxPods: 737, vcpus: 128, memMiB: 1048576, enis: 15, ipv4: 50, flags: fFacts | fNitro},      // r6i.32xlarge
+	328:  {off: 12073, n: 11, maxPods: 234, vcpus: 16, memMiB: 131072, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r6i.4xlarge
+	1987: {off: 12084, n: 11, maxPods: 234, vcpus: 32, memMiB: 262144, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r6i.8xlarge
+	1815: {off: 12095, n: 9, maxPods: 29, vcpus: 2, memMiB: 16384, enis: 3, ipv4: 10, flags: fFacts | fNitro},             // r6i.large
+	1521: {off: 12104, n: 9, maxPods: 737, vcpus: 128, memMiB: 1048576, enis: 15, ipv4: 50, flags: fFacts | fMetal},       // r6i.metal
+	235:  {off: 12113, n: 10, maxPods: 58, vcpus: 4, memMiB: 32768, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // r6i.xlarge
+	426:  {off: 12123, n: 13, maxPods: 234, vcpus: 48, memMiB: 393216, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r6id.12xlarge
+	922:  {off: 12136, n: 13, maxPods: 737, vcpus: 64, memMiB: 524288, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r6id.16xlarge
+	1517: {off: 12149, n: 13, maxPods: 737, vcpus: 96, memMiB: 786432, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r6id.24xlarge
+	1740: {off: 12162, n: 12, maxPods: 58, vcpus: 8, memMiB: 65536, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // r6id.2xlarge
+	1823: {off: 12174, n: 13, maxPods: 737, vcpus: 128, memMiB: 1048576, enis: 15, ipv4: 50, flags: fFacts | fNitro},      // r6id.32xlarge
+	959:  {off: 12187, n: 12, maxPods: 234, vcpus: 16, memMiB: 131072, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r6id.4xlarge
+	702:  {off: 12199, n: 12, maxPods: 234, vcpus: 32, memMiB: 262144, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r6id.8xlarge
+	2000: {off: 12211, n: 10, maxPods: 29, vcpus: 2, memMiB: 16384, enis: 3, ipv4: 10, flags: fFacts | fNitro},            // r6id.large
+	1383: {off: 12221, n: 10, maxPods: 737, vcpus: 128, memMiB: 1048576, enis: 15, ipv4: 50, flags: fFacts | fMetal},      // r6id.metal
+	1044: {off: 12231, n: 11, maxPods: 58, vcpus: 4, memMiB: 32768, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // r6id.xlarge
+	764:  {off: 12242, n: 14, maxPods: 234, vcpus: 48, memMiB: 393216, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r6idn.12xlarge
+	178:  {off: 12256, n: 14, maxPods: 737, vcpus: 64, memMiB: 524288, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r6idn.16xlarge
+	1115: {off: 12270, n: 14, maxPods: 737, vcpus: 96, memMiB: 786432, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r6idn.24xlarge
+	997:  {off: 12284, n: 13, maxPods: 58, vcpus: 8, memMiB: 65536, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // r6idn.2xlarge
+	1583: {off: 12297, n: 14, maxPods: 394, vcpus: 128, memMiB: 1048576, enis: 8, ipv4: 50, flags: fFacts | fNitro},       // r6idn.32xlarge
+	25:   {off: 12311, n: 13, maxPods: 234, vcpus: 16, memMiB: 131072, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r6idn.4xlarge
+	576:  {off: 12324, n: 13, maxPods: 234, vcpus: 32, memMiB: 262144, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r6idn.8xlarge
+	1433: {off: 12337, n: 11, maxPods: 29, vcpus: 2, memMiB: 16384, enis: 3, ipv4: 10, flags: fFacts | fNitro},            // r6idn.large
+	2009: {off: 12348, n: 11, maxPods: 394, vcpus: 128, memMiB: 1048576, enis: 8, ipv4: 50, flags: fFacts | fMetal},       // r6idn.metal
+	290:  {off: 12359, n: 12, maxPods: 58, vcpus: 4, memMiB: 32768, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // r6idn.xlarge
+	1409: {off: 12371, n: 13, maxPods: 234, vcpus: 48, memMiB: 393216, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r6in.12xlarge
+	1063: {off: 12384, n: 13, maxPods: 737, vcpus: 64, memMiB: 524288, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r6in.16xlarge
+	73:   {off: 12397, n: 13, maxPods: 737, vcpus: 96, memMiB: 786432, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r6in.24xlarge
+	1692: {off: 12410, n: 12, maxPods: 58, vcpus: 8, memMiB: 65536, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // r6in.2xlarge
+	192:  {off: 12422, n: 13, maxPods: 394, vcpus: 128, memMiB: 1048576, enis: 8, ipv4: 50, flags: fFacts | fNitro},       // r6in.32xlarge
+	1756: {off: 12435, n: 12, maxPods: 234, vcpus: 16, memMiB: 131072, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r6in.4xlarge
+	1619: {off: 12447, n: 12, maxPods: 234, vcpus: 32, memMiB: 262144, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r6in.8xlarge
+	1838: {off: 12459, n: 10, maxPods: 29, vcpus: 2, memMiB: 16384, enis: 3, ipv4: 10, flags: fFacts | fNitro},            // r6in.large
+	410:  {off: 12469, n: 10, maxPods: 394, vcpus: 128, memMiB: 1048576, enis: 8, ipv4: 50, flags: fFacts | fMetal},       // r6in.metal
+	53:   {off: 12479, n: 11, maxPods: 58, vcpus: 4, memMiB: 32768, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // r6in.xlarge
+	486:  {off: 12490, n: 12, maxPods: 234, vcpus: 48, memMiB: 393216, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r7a.12xlarge
+	1752: {off: 12502, n: 12, maxPods: 737, vcpus: 64, memMiB: 524288, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r7a.16xlarge
+	2018: {off: 12514, n: 12, maxPods: 737, vcpus: 96, memMiB: 786432, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r7a.24xlarge
+	1782: {off: 12526, n: 11, maxPods: 58, vcpus: 8, memMiB: 65536, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // r7a.2xlarge
+	642:  {off: 12537, n: 12, maxPods: 737, vcpus: 128, memMiB: 1048576, enis: 15, ipv4: 50, flags: fFacts | fNitro},      // r7a.32xlarge
+	93:   {off: 12549, n: 12, maxPods: 737, vcpus: 192, memMiB: 1572864, enis: 15, ipv4: 50, flags: fFacts | fNitro},      // r7a.48xlarge
+	1200: {off: 12561, n: 11, maxPods: 234, vcpus: 16, memMiB: 131072, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r7a.4xlarge
+	1824: {off: 12572, n: 11, maxPods: 234, vcpus: 32, memMiB: 262144, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r7a.8xlarge
+	226:  {off: 12583, n: 9, maxPods: 29, vcpus: 2, memMiB: 16384, enis: 3, ipv4: 10, flags: fFacts | fNitro},             // r7a.large
+	1411: {off: 12592, n: 10, maxPods: 8, vcpus: 1, memMiB: 8192, enis: 2, ipv4: 4, flags: fFacts | fNitro},               // r7a.medium
+	884:  {off: 12602, n: 14, maxPods: 737, vcpus: 192, memMiB: 1572864, enis: 15, ipv4: 50, flags: fFacts | fMetal},      // r7a.metal-48xl
+	1903: {off: 12616, n: 10, maxPods: 58, vcpus: 4, memMiB: 32768, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // r7a.xlarge
+	1607: {off: 12626, n: 12, maxPods: 234, vcpus: 48, memMiB: 393216, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r7g.12xlarge
+	2045: {off: 12638, n: 12, maxPods: 737, vcpus: 64, memMiB: 524288, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r7g.16xlarge
+	249:  {off: 12650, n: 11, maxPods: 58, vcpus: 8, memMiB: 65536, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // r7g.2xlarge
+	1028: {off: 12661, n: 11, maxPods: 234, vcpus: 16, memMiB: 131072, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r7g.4xlarge
+	870:  {off: 12672, n: 11, maxPods: 234, vcpus: 32, memMiB: 262144, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r7g.8xlarge
+	793:  {off: 12683, n: 9, maxPods: 29, vcpus: 2, memMiB: 16384, enis: 3, ipv4: 10, flags: fFacts | fNitro},             // r7g.large
+	337:  {off: 12692, n: 10, maxPods: 8, vcpus: 1, memMiB: 8192, enis: 2, ipv4: 4, flags: fFacts | fNitro},               // r7g.medium
+	156:  {off: 12702, n: 9, maxPods: 737, vcpus: 64, memMiB: 524288, enis: 15, ipv4: 50, flags: fFacts | fMetal},         // r7g.metal
+	458:  {off: 12711, n: 10, maxPods: 58, vcpus: 4, memMiB: 32768, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // r7g.xlarge
+	1569: {off: 12721, n: 13, maxPods: 234, vcpus: 48, memMiB: 393216, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r7gd.12xlarge
+	550:  {off: 12734, n: 13, maxPods: 737, vcpus: 64, memMiB: 524288, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r7gd.16xlarge
+	812:  {off: 12747, n: 12, maxPods: 58, vcpus: 8, memMiB: 65536, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // r7gd.2xlarge
+	664:  {off: 12759, n: 12, maxPods: 234, vcpus: 16, memMiB: 131072, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r7gd.4xlarge
+	1042: {off: 12771, n: 12, maxPods: 234, vcpus: 32, memMiB: 262144, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r7gd.8xlarge
+	1266: {off: 12783, n: 10, maxPods: 29, vcpus: 2, memMiB: 16384, enis: 3, ipv4: 10, flags: fFacts | fNitro},            // r7gd.large
+	1462: {off: 12793, n: 11, maxPods: 8, vcpus: 1, memMiB: 8192, enis: 2, ipv4: 4, flags: fFacts | fNitro},               // r7gd.medium
+	1706: {off: 12804, n: 10, maxPods: 737, vcpus: 64, memMiB: 524288, enis: 15, ipv4: 50, flags: fFacts | fMetal},        // r7gd.metal
+	875:  {off: 12814, n: 11, maxPods: 58, vcpus: 4, memMiB: 32768, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // r7gd.xlarge
+	699:  {off: 12825, n: 12, maxPods: 234, vcpus: 48, memMiB: 393216, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r7i.12xlarge
+	1709: {off: 12837, n: 12, maxPods: 737, vcpus: 64, memMiB: 524288, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r7i.16xlarge
+	411:  {off: 12849, n: 12, maxPods: 737, vcpus: 96, memMiB: 786432, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r7i.24xlarge
+	1488: {off: 12861, n: 11, maxPods: 58, vcpus: 8, memMiB: 65536, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // r7i.2xlarge
+	614:  {off: 12872, n: 12, maxPods: 737, vcpus: 192, memMiB: 1572864, enis: 15, ipv4: 50, flags: fFacts | fNitro},      // r7i.48xlarge
+	1604: {off: 12884, n: 11, maxPods: 234, vcpus: 16, memMiB: 131072, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r7i.4xlarge
+	928:  {off: 12895, n: 11, maxPods: 234, vcpus: 32, memMiB: 262144, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r7i.8xlarge
+	1910: {off: 12906, n: 9, maxPods: 29, vcpus: 2, memMiB: 16384, enis: 3, ipv4: 10, flags: fFacts | fNitro},             // r7i.large
+	2027: {off: 12915, n: 14, maxPods: 737, vcpus: 96, memMiB: 786432, enis: 15, ipv4: 50, flags: fFacts | fMetal},        // r7i.metal-24xl
+	1387: {off: 12929, n: 14, maxPods: 737, vcpus: 192, memMiB: 1572864, enis: 15, ipv4: 50, flags: fFacts | fMetal},      // r7i.metal-48xl
+	1081: {off: 12943, n: 10, maxPods: 58, vcpus: 4, memMiB: 32768, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // r7i.xlarge
+	1268: {off: 12953, n: 13, maxPods: 234, vcpus: 48, memMiB: 393216, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r7iz.12xlarge
+	250:  {off: 12966, n: 13, maxPods: 737, vcpus: 64, memMiB: 524288, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r7iz.16xlarge
+	1643: {off: 12979, n: 12, maxPods: 58, vcpus: 8, memMiB: 65536, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // r7iz.2xlarge
+	473:  {off: 12991, n: 13, maxPods: 737, vcpus: 128, memMiB: 1048576, enis: 15, ipv4: 50, flags: fFacts | fNitro},      // r7iz.32xlarge
+	1715: {off: 13004, n: 12, maxPods: 234, vcpus: 16, memMiB: 131072, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r7iz.4xlarge
+	332:  {off: 13016, n: 12, maxPods: 234, vcpus: 32, memMiB: 262144, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r7iz.8xlarge
+	5:    {off: 13028, n: 10, maxPods: 29, vcpus: 2, memMiB: 16384, enis: 3, ipv4: 10, flags: fFacts | fNitro},            // r7iz.large
+	578:  {off: 13038, n: 15, maxPods: 737, vcpus: 64, memMiB: 524288, enis: 15, ipv4: 50, flags: fFacts | fMetal},        // r7iz.metal-16xl
+	1138: {off: 13053, n: 15, maxPods: 737, vcpus: 128, memMiB: 1048576, enis: 15, ipv4: 50, flags: fFacts | fMetal},      // r7iz.metal-32xl
+	1555: {off: 13068, n: 11, maxPods: 58, vcpus: 4, memMiB: 32768, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // r7iz.xlarge
+	1351: {off: 13079, n: 12, maxPods: 758, vcpus: 48, memMiB: 393216, enis: 12, ipv4: 64, flags: fFacts | fNitro},        // r8a.12xlarge
+	934:  {off: 13091, n: 12, maxPods: 1010, vcpus: 64, memMiB: 524288, enis: 16, ipv4: 64, flags: fFacts | fNitro},       // r8a.16xlarge
+	862:  {off: 13103, n: 12, maxPods: 1010, vcpus: 96, memMiB: 786432, enis: 16, ipv4: 64, flags: fFacts | fNitro},       // r8a.24xlarge
+	1645: {off: 13115, n: 11, maxPods: 158, vcpus: 8, memMiB: 65536, enis: 4, ipv4: 40, flags: fFacts | fNitro},           // r8a.2xlarge
+	1060: {off: 13126, n: 12, maxPods: 1514, vcpus: 192, memMiB: 1572864, enis: 24, ipv4: 64, flags: fFacts | fNitro},     // r8a.48xlarge
+	1296: {off: 13138, n: 11, maxPods: 314, vcpus: 16, memMiB: 131072, enis: 8, ipv4: 40, flags: fFacts | fNitro},         // r8a.4xlarge
+	118:  {off: 13149, n: 11, maxPods: 392, vcpus: 32, memMiB: 262144, enis: 10, ipv4: 40, flags: fFacts | fNitro},        // r8a.8xlarge
+	1928: {off: 13160, n: 9, maxPods: 59, vcpus: 2, memMiB: 16384, enis: 3, ipv4: 20, flags: fFacts | fNitro},             // r8a.large
+	1287: {off: 13169, n: 10, maxPods: 8, vcpus: 1, memMiB: 8192, enis: 2, ipv4: 4, flags: fFacts | fNitro},               // r8a.medium
+	1218: {off: 13179, n: 14, maxPods: 1010, vcpus: 96, memMiB: 786432, enis: 16, ipv4: 64, flags: fFacts | fMetal},       // r8a.metal-24xl
+	1949: {off: 13193, n: 14, maxPods: 1514, vcpus: 192, memMiB: 1572864, enis: 24, ipv4: 64, flags: fFacts | fMetal},     // r8a.metal-48xl
+	279:  {off: 13207, n: 10, maxPods: 78, vcpus: 4, memMiB: 32768, enis: 4, ipv4: 20, flags: fFacts | fNitro},            // r8a.xlarge
+	801:  {off: 13217, n: 12, maxPods: 234, vcpus: 48, memMiB: 393216, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r8g.12xlarge
+	706:  {off: 13229, n: 12, maxPods: 737, vcpus: 64, memMiB: 524288, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r8g.16xlarge
+	786:  {off: 13241, n: 12, maxPods: 737, vcpus: 96, memMiB: 786432, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r8g.24xlarge
+	450:  {off: 13253, n: 11, maxPods: 58, vcpus: 8, memMiB: 65536, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // r8g.2xlarge
+	1252: {off: 13264, n: 12, maxPods: 737, vcpus: 192, memMiB: 1572864, enis: 15, ipv4: 50, flags: fFacts | fNitro},      // r8g.48xlarge
+	1959: {off: 13276, n: 11, maxPods: 234, vcpus: 16, memMiB: 131072, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r8g.4xlarge
+	1531: {off: 13287, n: 11, maxPods: 234, vcpus: 32, memMiB: 262144, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r8g.8xlarge
+	371:  {off: 13298, n: 9, maxPods: 29, vcpus: 2, memMiB: 16384, enis: 3, ipv4: 10, flags: fFacts | fNitro},             // r8g.large
+	24:   {off: 13307, n: 10, maxPods: 8, vcpus: 1, memMiB: 8192, enis: 2, ipv4: 4, flags: fFacts | fNitro},               // r8g.medium
+	396:  {off: 13317, n: 14, maxPods: 737, vcpus: 96, memMiB: 786432, enis: 15, ipv4: 50, flags: fFacts | fMetal},        // r8g.metal-24xl
+	1558: {off: 13331, n: 14, maxPods: 737, vcpus: 192, memMiB: 1572864, enis: 15, ipv4: 50, flags: fFacts | fMetal},      // r8g.metal-48xl
+	1707: {off: 13345, n: 10, maxPods: 58, vcpus: 4, memMiB: 32768, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // r8g.xlarge
+	177:  {off: 13355, n: 13, maxPods: 350, vcpus: 48, memMiB: 393216, enis: 12, ipv4: 30, flags: fFacts | fNitro},        // r8gb.12xlarge
+	843:  {off: 13368, n: 13, maxPods: 786, vcpus: 64, memMiB: 524288, enis: 16, ipv4: 50, flags: fFacts | fNitro},        // r8gb.16xlarge
+	1694: {off: 13381, n: 13, maxPods: 1178, vcpus: 96, memMiB: 786432, enis: 24, ipv4: 50, flags: fFacts | fNitro},       // r8gb.24xlarge
+	1881: {off: 13394, n: 12, maxPods: 58, vcpus: 8, memMiB: 65536, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // r8gb.2xlarge
+	355:  {off: 13406, n: 13, maxPods: 590, vcpus: 192, memMiB: 1572864, enis: 12, ipv4: 50, flags: fFacts | fNitro},      // r8gb.48xlarge
+	1131: {off: 13419, n: 12, maxPods: 234, vcpus: 16, memMiB: 131072, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r8gb.4xlarge
+	1253: {off: 13431, n: 12, maxPods: 292, vcpus: 32, memMiB: 262144, enis: 10, ipv4: 30, flags: fFacts | fNitro},        // r8gb.8xlarge
+	863:  {off: 13443, n: 10, maxPods: 29, vcpus: 2, memMiB: 16384, enis: 3, ipv4: 10, flags: fFacts | fNitro},            // r8gb.large
+	1965: {off: 13453, n: 11, maxPods: 8, vcpus: 1, memMiB: 8192, enis: 2, ipv4: 4, flags: fFacts | fNitro},               // r8gb.medium
+	63:   {off: 13464, n: 15, maxPods: 1178, vcpus: 96, memMiB: 786432, enis: 24, ipv4: 50, flags: fFacts | fMetal},       // r8gb.metal-24xl
+	1688: {off: 13479, n: 15, maxPods: 590, vcpus: 192, memMiB: 1572864, enis: 12, ipv4: 50, flags: fFacts | fMetal},      // r8gb.metal-48xl
+	325:  {off: 13494, n: 11, maxPods: 58, vcpus: 4, memMiB: 32768, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // r8gb.xlarge
+	288:  {off: 13505, n: 13, maxPods: 234, vcpus: 48, memMiB: 393216, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r8gd.12xlarge
+	1771: {off: 13518, n: 13, maxPods: 737, vcpus: 64, memMiB: 524288, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r8gd.16xlarge
+	1099: {off: 13531, n: 13, maxPods: 737, vcpus: 96, memMiB: 786432, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // r8gd.24xlarge
+	1792: {off: 13544, n: 12, maxPods: 58, vcpus: 8, memMiB: 65536, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // r8gd.2xlarge
+	1228: {off: 13556, n: 13, maxPods: 737, vcpus: 192, memMiB: 1572864, enis: 15, ipv4: 50, flags: fFacts | fNitro},      // r8gd.48xlarge
+	1236: {off: 13569, n: 12, maxPods: 234, vcpus: 16, memMiB: 131072, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r8gd.4xlarge
+	1745: {off: 13581, n: 12, maxPods: 234, vcpus: 32, memMiB: 262144, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r8gd.8xlarge
+	1845: {off: 13593, n: 10, maxPods: 29, vcpus: 2, memMiB: 16384, enis: 3, ipv4: 10, flags: fFacts | fNitro},            // r8gd.large
+	2004: {off: 13603, n: 11, maxPods: 8, vcpus: 1, memMiB: 8192, enis: 2, ipv4: 4, flags: fFacts | fNitro},               // r8gd.medium
+	1190: {off: 13614, n: 15, maxPods: 737, vcpus: 96, memMiB: 786432, enis: 15, ipv4: 50, flags: fFacts | fMetal},        // r8gd.metal-24xl
+	1967: {off: 13629, n: 15, maxPods: 737, vcpus: 192, memMiB: 1572864, enis: 15, ipv4: 50, flags: fFacts | fMetal},      // r8gd.metal-48xl
+	789:  {off: 13644, n: 11, maxPods: 58, vcpus: 4, memMiB: 32768, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // r8gd.xlarge
+	405:  {off: 13655, n: 13, maxPods: 350, vcpus: 48, memMiB: 393216, enis: 12, ipv4: 30, flags: fFacts | fNitro},        // r8gn.12xlarge
+	79:   {off: 13668, n: 13, maxPods: 786, vcpus: 64, memMiB: 524288, enis: 16, ipv4: 50, flags: fFacts | fNitro},        // r8gn.16xlarge
+	255:  {off: 13681, n: 13, maxPods: 1178, vcpus: 96, memMiB: 786432, enis: 24, ipv4: 50, flags: fFacts | fNitro},       // r8gn.24xlarge
+	495:  {off: 13694, n: 12, maxPods: 58, vcpus: 8, memMiB: 65536, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // r8gn.2xlarge
+	1273: {off: 13706, n: 13, maxPods: 590, vcpus: 192, memMiB: 1572864, enis: 12, ipv4: 50, flags: fFacts | fNitro},      // r8gn.48xlarge
+	1303: {off: 13719, n: 12, maxPods: 234, vcpus: 16, memMiB: 131072, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // r8gn.4xlarge
+	1267: {off: 13731, n: 12, maxPods: 292, vcpus: 32, memMiB: 262144, enis: 10, ipv4: 30, flags: fFacts | fNitro},        // r8gn.8xlarge
+	1513: {off: 13743, n: 10, maxPods: 29, vcpus: 2, memMiB: 16384, enis: 3, ipv4: 10, flags: fFacts | fNitro},            // r8gn.large
+	1991: {off: 13753, n: 11, maxPods: 8, vcpus: 1, memMiB: 8192, enis: 2, ipv4: 4, flags: fFacts | fNitro},               // r8gn.medium
+	0:    {off: 13764, n: 15, maxPods: 1178, vcpus: 96, memMiB: 786432, enis: 24, ipv4: 50, flags: fFacts | fMetal},       // r8gn.metal-24xl
+	923:  {off: 13779, n: 15, maxPods: 590, vcpus: 192, memMiB: 1572864, enis: 12, ipv4: 50, flags: fFacts | fMetal},      // r8gn.metal-48xl
+	1520: {off: 13794, n: 11, maxPods: 58, vcpus: 4, memMiB: 32768, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // r8gn.xlarge
+	728:  {off: 13805, n: 17, maxPods: 590, vcpus: 48, memMiB: 393216, enis: 12, ipv4: 50, flags: fFacts | fNitro},        // r8i-flex.12xlarge
+	350:  {off: 13822, n: 17, maxPods: 1010, vcpus: 64, memMiB: 524288, enis: 16, ipv4: 64, flags: fFacts | fNitro},       // r8i-flex.16xlarge
+	602:  {off: 13839, n: 16, maxPods: 118, vcpus: 8, memMiB: 65536, enis: 4, ipv4: 30, flags: fFacts | fNitro},           // r8i-flex.2xlarge
+	1977: {off: 13855, n: 16, maxPods: 394, vcpus: 16, memMiB: 131072, enis: 8, ipv4: 50, flags: fFacts | fNitro},         // r8i-flex.4xlarge
+	1489: {off: 13871, n: 16, maxPods: 492, vcpus: 32, memMiB: 262144, enis: 10, ipv4: 50, flags: fFacts | fNitro},        // r8i-flex.8xlarge
+	719:  {off: 13887, n: 14, maxPods: 59, vcpus: 2, memMiB: 16384, enis: 3, ipv4: 20, flags: fFacts | fNitro},            // r8i-flex.large
+	484:  {off: 13901, n: 15, maxPods: 118, vcpus: 4, memMiB: 32768, enis: 4, ipv4: 30, flags: fFacts | fNitro},           // r8i-flex.xlarge
+	583:  {off: 13916, n: 12, maxPods: 590, vcpus: 48, memMiB: 393216, enis: 12, ipv4: 50, flags: fFacts | fNitro},        // r8i.12xlarge
+	1666: {off: 13928, n: 12, maxPods: 1010, vcpus: 64, memMiB: 524288, enis: 16, ipv4: 64, flags: fFacts | fNitro},       // r8i.16xlarge
+	1009: {off: 13940, n: 12, maxPods: 1010, vcpus: 96, memMiB: 786432, enis: 16, ipv4: 64, flags: fFacts | fNitro},       // r8i.24xlarge
+	1611: {off: 13952, n: 11, maxPods: 118, vcpus: 8, memMiB: 65536, enis: 4, ipv4: 30, flags: fFacts | fNitro},           // r8i.2xlarge
+	932:  {off: 13963, n: 12, maxPods: 1514, vcpus: 128, memMiB: 1048576, enis: 24, ipv4: 64, flags: fFacts | fNitro},     // r8i.32xlarge
+	352:  {off: 13975, n: 12, maxPods: 1514, vcpus: 192, memMiB: 1572864, enis: 24, ipv4: 64, flags: fFacts | fNitro},     // r8i.48xlarge
+	549:  {off: 13987, n: 11, maxPods: 394, vcpus: 16, memMiB: 131072, enis: 8, ipv4: 50, flags: fFacts | fNitro},         // r8i.4xlarge
+	442:  {off: 13998, n: 11, maxPods: 492, vcpus: 32, memMiB: 262144, enis: 10, ipv4: 50, flags: fFacts | fNitro},        // r8i.8xlarge
+	1471: {off: 14009, n: 12, maxPods: 1514, vcpus: 384, memMiB: 3145728, enis: 24, ipv4: 64, flags: fFacts | fNitro},     // r8i.96xlarge
+	1447: {off: 14021, n: 9, maxPods: 59, vcpus: 2, memMiB: 16384, enis: 3, ipv4: 20, flags: fFacts | fNitro},             // r8i.large
+	1589: {off: 14030, n: 14, maxPods: 1514, vcpus: 192, memMiB: 1572864, enis: 24, ipv4: 64, flags: fFacts | fMetal},     // r8i.metal-48xl
+	1662: {off: 14044, n: 14, maxPods: 1514, vcpus: 384, memMiB: 3145728, enis: 24, ipv4: 64, flags: fFacts | fMetal},     // r8i.metal-96xl
+	1960: {off: 14058, n: 10, maxPods: 118, vcpus: 4, memMiB: 32768, enis: 4, ipv4: 30, flags: fFacts | fNitro},           // r8i.xlarge
+	744:  {off: 14068, n: 13, maxPods: 590, vcpus: 48, memMiB: 393216, enis: 12, ipv4: 50, flags: fFacts | fNitro},        // r8ib.12xlarge
+	1835: {off: 14081, n: 13, maxPods: 1010, vcpus: 64, memMiB: 524288, enis: 16, ipv4: 64, flags: fFacts | fNitro},       // r8ib.16xlarge
+	1219: {off: 14094, n: 13, maxPods: 1010, vcpus: 96, memMiB: 786432, enis: 16, ipv4: 64, flags: fFacts | fNitro},       // r8ib.24xlarge
+	252:  {off: 14107, n: 12, maxPods: 118, vcpus: 8, memMiB: 65536, enis: 4, ipv4: 30, flags: fFacts | fNitro},           // r8ib.2xlarge
+	1586: {off: 14119, n: 13, maxPods: 1010, vcpus: 128, memMiB: 1048576, enis: 16, ipv4: 64, flags: fFacts | fNitro},     // r8ib.32xlarge
+	347:  {off: 14132, n: 13, maxPods: 1514, vcpus: 192, memMiB: 1572864, enis: 24, ipv4: 64, flags: fFacts | fNitro},     // r8ib.48xlarge
+	1325: {off: 14145, n: 12, maxPods: 394, vcpus: 16, memMiB: 131072, enis: 8, ipv4: 50, flags: fFacts | fNitro},         // r8ib.4xlarge
+	1817: {off: 14157, n: 12, maxPods: 394, vcpus: 32, memMiB: 262144, enis: 8, ipv4: 50, flags: fFacts | fNitro},         // r8ib.8xlarge
+	408:  {off: 14169, n: 13, maxPods: 758, vcpus: 384, memMiB: 3145728, enis: 12, ipv4: 64, flags: fFacts | fNitro},      // r8ib.96xlarge
+	630:  {off: 14182, n: 10, maxPods: 78, vcpus: 2, memMiB: 16384, enis: 4, ipv4: 20, flags: fFacts | fNitro},            // r8ib.large
+	984:  {off: 14192, n: 15, maxPods: 1514, vcpus: 192, memMiB: 1572864, enis: 24, ipv4: 64, flags: fFacts | fMetal},     // r8ib.metal-48xl
+	1376: {off: 14207, n: 15, maxPods: 758, vcpus: 384, memMiB: 3145728, enis: 12, ipv4: 64, flags: fFacts | fMetal},      // r8ib.metal-96xl
+	527:  {off: 14222, n: 11, maxPods: 118, vcpus: 4, memMiB: 32768, enis: 4, ipv4: 30, flags: fFacts | fNitro},           // r8ib.xlarge
+	625:  {off: 14233, n: 13, maxPods: 590, vcpus: 48, memMiB: 393216, enis: 12, ipv4: 50, flags: fFacts | fNitro},        // r8id.12xlarge
+	1030: {off: 14246, n: 13, maxPods: 1010, vcpus: 64, memMiB: 524288, enis: 16, ipv4: 64, flags: fFacts | fNitro},       // r8id.16xlarge
+	567:  {off: 14259, n: 13, maxPods: 1010, vcpus: 96, memMiB: 786432, enis: 16, ipv4: 64, flags: fFacts | fNitro},       // r8id.24xlarge
+	529:  {off: 14272, n: 12, maxPods: 118, vcpus: 8, memMiB: 65536, enis: 4, ipv4: 30, flags: fFacts | fNitro},           // r8id.2xlarge
+	1732: {off: 14284, n: 13, maxPods: 1514, vcpus: 128, memMiB: 1048576, enis: 24, ipv4: 64, flags: fFacts | fNitro},     // r8id.32xlarge
+	864:  {off: 14297, n: 13, maxPods: 1514, vcpus: 192, memMiB: 1572864, enis: 24, ipv4: 64, flags: fFacts | fNitro},     // r8id.48xlarge
+	1605: {off: 14310, n: 12, maxPods: 394, vcpus: 16, memMiB: 131072, enis: 8, ipv4: 50, flags: fFacts | fNitro},         // r8id.4xlarge
+	1140: {off: 14322, n: 12, maxPods: 492, vcpus: 32, memMiB: 262144, enis: 10, ipv4: 50, flags: fFacts | fNitro},        // r8id.8xlarge
+	1770: {off: 14334, n: 13, maxPods: 1514, vcpus: 384, memMiB: 3145728, enis: 24, ipv4: 64, flags: fFacts | fNitro},     // r8id.96xlarge
+	835:  {off: 14347, n: 10, maxPods: 59, vcpus: 2, memMiB: 16384, enis: 3, ipv4: 20, flags: fFacts | fNitro},            // r8id.large
+	1395: {off: 14357, n: 15, maxPods: 1514, vcpus: 192, memMiB: 1572864, enis: 24, ipv4: 64, flags: fFacts | fMetal},     // r8id.metal-48xl
+	1341: {off: 14372, n: 15, maxPods: 1514, vcpus: 384, memMiB: 3145728, enis: 24, ipv4: 64, flags: fFacts | fMetal},     // r8id.metal-96xl
+	673:  {off: 14387, n: 11, maxPods: 118, vcpus: 4, memMiB: 32768, enis: 4, ipv4: 30, flags: fFacts | fNitro},           // r8id.xlarge
+	403:  {off: 14398, n: 14, maxPods: 590, vcpus: 48, memMiB: 393216, enis: 12, ipv4: 50, flags: fFacts | fNitro},        // r8idb.12xlarge
+	772:  {off: 14412, n: 14, maxPods: 1010, vcpus: 64, memMiB: 524288, enis: 16, ipv4: 64, flags: fFacts | fNitro},       // r8idb.16xlarge
+	837:  {off: 14426, n: 14, maxPods: 1010, vcpus: 96, memMiB: 786432, enis: 16, ipv4: 64, flags: fFacts | fNitro},       // r8idb.24xlarge
+	1884: {off: 14440, n: 13, maxPods: 118, vcpus: 8, memMiB: 65536, enis: 4, ipv4: 30, flags: fFacts | fNitro},           // r8idb.2xlarge
+	1917: {off: 14453, n: 14, maxPods: 1010, vcpus: 128, memMiB: 1048576, enis: 16, ipv4: 64, flags: fFacts | fNitro},     // r8idb.32xlarge
+	586:  {off: 14467, n: 14, maxPods: 1514, vcpus: 192, memMiB: 1572864, enis: 24, ipv4: 64, flags: fFacts | fNitro},     // r8idb.48xlarge
+	1355: {off: 14481, n: 13, maxPods: 394, vcpus: 16, memMiB: 131072, enis: 8, ipv4: 50, flags: fFacts | fNitro},         // r8idb.4xlarge
+	428:  {off: 14494, n: 13, maxPods: 394, vcpus: 32, memMiB: 262144, enis: 8, ipv4: 50, flags: fFacts | fNitro},         // r8idb.8xlarge
+	636:  {off: 14507, n: 14, maxPods: 758, vcpus: 384, memMiB: 3145728, enis: 12, ipv4: 64, flags: fFacts | fNitro},      // r8idb.96xlarge
+	1291: {off: 14521, n: 11, maxPods: 78, vcpus: 2, memMiB: 16384, enis: 4, ipv4: 20, flags: fFacts | fNitro},            // r8idb.large
+	1832: {off: 14532, n: 16, maxPods: 1514, vcpus: 192, memMiB: 1572864, enis: 24, ipv4: 64, flags: fFacts | fMetal},     // r8idb.metal-48xl
+	1502: {off: 14548, n: 16, maxPods: 758, vcpus: 384, memMiB: 3145728, enis: 12, ipv4: 64, flags: fFacts | fMetal},      // r8idb.metal-96xl
+	710:  {off: 14564, n: 12, maxPods: 118, vcpus: 4, memMiB: 32768, enis: 4, ipv4: 30, flags: fFacts | fNitro},           // r8idb.xlarge
+	1946: {off: 14576, n: 14, maxPods: 590, vcpus: 48, memMiB: 393216, enis: 12, ipv4: 50, flags: fFacts | fNitro},        // r8idn.12xlarge
+	1084: {off: 14590, n: 14, maxPods: 1010, vcpus: 64, memMiB: 524288, enis: 16, ipv4: 64, flags: fFacts | fNitro},       // r8idn.16xlarge
+	1588: {off: 14604, n: 14, maxPods: 1010, vcpus: 96, memMiB: 786432, enis: 16, ipv4: 64, flags: fFacts | fNitro},       // r8idn.24xlarge
+	43:   {off: 14618, n: 13, maxPods: 118, vcpus: 8, memMiB: 65536, enis: 4, ipv4: 30, flags: fFacts | fNitro},           // r8idn.2xlarge
+	184:  {off: 14631, n: 14, maxPods: 1010, vcpus: 128, memMiB: 1048576, enis: 16, ipv4: 64, flags: fFacts | fNitro},     // r8idn.32xlarge
+	1350: {off: 14645, n: 14, maxPods: 1514, vcpus: 192, memMiB: 1572864, enis: 24, ipv4: 64, flags: fFacts | fNitro},     // r8idn.48xlarge
+	1207: {off: 14659, n: 13, maxPods: 394, vcpus: 16, memMiB: 131072, enis: 8, ipv4: 50, flags: fFacts | fNitro},         // r8idn.4xlarge
+	718:  {off: 14672, n: 13, maxPods: 394, vcpus: 32, memMiB: 262144, enis: 8, ipv4: 50, flags: fFacts | fNitro},         // r8idn.8xlarge
+	904:  {off: 14685, n: 14, maxPods: 758, vcpus: 384, memMiB: 3145728, enis: 12, ipv4: 64, flags: fFacts | fNitro},      // r8idn.96xlarge
+	1111: {off: 14699, n: 11, maxPods: 78, vcpus: 2, memMiB: 16384, enis: 4, ipv4: 20, flags: fFacts | fNitro},            // r8idn.large
+	1107: {off: 14710, n: 16, maxPods: 1514, vcpus: 192, memMiB: 1572864, enis: 24, ipv4: 64, flags: fFacts | fMetal},     // r8idn.metal-48xl
+	1403: {off: 14726, n: 16, maxPods: 758, vcpus: 384, memMiB: 3145728, enis: 12, ipv4: 64, flags: fFacts | fMetal},      // r8idn.metal-96xl
+	1155: {off: 14742, n: 12, maxPods: 118, vcpus: 4, memMiB: 32768, enis: 4, ipv4: 30, flags: fFacts | fNitro},           // r8idn.xlarge
+	40:   {off: 14754, n: 13, maxPods: 590, vcpus: 48, memMiB: 393216, enis: 12, ipv4: 50, flags: fFacts | fNitro},        // r8in.12xlarge
+	1896: {off: 14767, n: 13, maxPods: 1010, vcpus: 64, memMiB: 524288, enis: 16, ipv4: 64, flags: fFacts | fNitro},       // r8in.16xlarge
+	945:  {off: 14780, n: 13, maxPods: 1010, vcpus: 96, memMiB: 786432, enis: 16, ipv4: 64, flags: fFacts | fNitro},       // r8in.24xlarge
+	1209: {off: 14793, n: 12, maxPods: 118, vcpus: 8, memMiB: 65536, enis: 4, ipv4: 30, flags: fFacts | fNitro},           // r8in.2xlarge
+	443:  {off: 14805, n: 13, maxPods: 1010, vcpus: 128, memMiB: 1048576, enis: 16, ipv4: 64, flags: fFacts | fNitro},     // r8in.32xlarge
+	1161: {off: 14818, n: 13, maxPods: 1514, vcpus: 192, memMiB: 1572864, enis: 24, ipv4: 64, flags: fFacts | fNitro},     // r8in.48xlarge
+	1912: {off: 14831, n: 12, maxPods: 394, vcpus: 16, memMiB: 131072, enis: 8, ipv4: 50, flags: fFacts | fNitro},         // r8in.4xlarge
+	1128: {off: 14843, n: 12, maxPods: 394, vcpus: 32, memMiB: 262144, enis: 8, ipv4: 50, flags: fFacts | fNitro},         // r8in.8xlarge
+	254:  {off: 14855, n: 13, maxPods: 758, vcpus: 384, memMiB: 3145728, enis: 12, ipv4: 64, flags: fFacts | fNitro},      // r8in.96xlarge
+	1344: {off: 14868, n: 10, maxPods: 78, vcpus: 2, memMiB: 16384, enis: 4, ipv4: 20, flags: fFacts | fNitro},            // r8in.large
+	552:  {off: 14878, n: 15, maxPods: 1514, vcpus: 192, memMiB: 1572864, enis: 24, ipv4: 64, flags: fFacts | fMetal},     // r8in.metal-48xl
+	1956: {off: 14893, n: 15, maxPods: 758, vcpus: 384, memMiB: 3145728, enis: 12, ipv4: 64, flags: fFacts | fMetal},      // r8in.metal-96xl
+	1225: {off: 14908, n: 11, maxPods: 118, vcpus: 4, memMiB: 32768, enis: 4, ipv4: 30, flags: fFacts | fNitro},           // r8in.xlarge
+	1854: {off: 14919, n: 8, maxPods: 4, vcpus: 1, memMiB: 627, enis: 2, ipv4: 2, flags: fFacts | fXen},                   // t1.micro
+	247:  {off: 14927, n: 10, maxPods: 44, vcpus: 8, memMiB: 32768, enis: 3, ipv4: 15, flags: fFacts | fXen},              // t2.2xlarge
+	330:  {off: 14937, n: 8, maxPods: 35, vcpus: 2, memMiB: 8192, enis: 3, ipv4: 12, flags: fFacts | fXen},                // t2.large
+	1882: {off: 14945, n: 9, maxPods: 17, vcpus: 2, memMiB: 4096, enis: 3, ipv4: 6, flags: fFacts | fXen},                 // t2.medium
+	526:  {off: 14954, n: 8, maxPods: 4, vcpus: 1, memMiB: 1024, enis: 2, ipv4: 2, flags: fFacts | fXen},                  // t2.micro
+	2013: {off: 14962, n: 7, maxPods: 4, vcpus: 1, memMiB: 512, enis: 2, ipv4: 2, flags: fFacts | fXen},                   // t2.nano
+	212:  {off: 14969, n: 8, maxPods: 11, vcpus: 1, memMiB: 2048, enis: 3, ipv4: 4, flags: fFacts | fXen},                 // t2.small
+	39:   {off: 14977, n: 9, maxPods: 44, vcpus: 4, memMiB: 16384, enis: 3, ipv4: 15, flags: fFacts | fXen},               // t2.xlarge
+	41:   {off: 14986, n: 10, maxPods: 58, vcpus: 8, memMiB: 32768, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // t3.2xlarge
+	885:  {off: 14996, n: 8, maxPods: 35, vcpus: 2, memMiB: 8192, enis: 3, ipv4: 12, flags: fFacts | fNitro},              // t3.large
+	1182: {off: 15004, n: 9, maxPods: 17, vcpus: 2, memMiB: 4096, enis: 3, ipv4: 6, flags: fFacts | fNitro},               // t3.medium
+	293:  {off: 15013, n: 8, maxPods: 4, vcpus: 2, memMiB: 1024, enis: 2, ipv4: 2, flags: fFacts | fNitro},                // t3.micro
+	824:  {off: 15021, n: 7, maxPods: 4, vcpus: 2, memMiB: 512, enis: 2, ipv4: 2, flags: fFacts | fNitro},                 // t3.nano
+	1026: {off: 15028, n: 8, maxPods: 11, vcpus: 2, memMiB: 2048, enis: 3, ipv4: 4, flags: fFacts | fNitro},               // t3.small
+	1416: {off: 15036, n: 9, maxPods: 58, vcpus: 4, memMiB: 16384, enis: 4, ipv4: 15, flags: fFacts | fNitro},             // t3.xlarge
+	1483: {off: 15045, n: 11, maxPods: 58, vcpus: 8, memMiB: 32768, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // t3a.2xlarge
+	968:  {off: 15056, n: 9, maxPods: 35, vcpus: 2, memMiB: 8192, enis: 3, ipv4: 12, flags: fFacts | fNitro},              // t3a.large
+	2010: {off: 15065, n: 10, maxPods: 17, vcpus: 2, memMiB: 4096, enis: 3, ipv4: 6, flags: fFacts | fNitro},              // t3a.medium
+	2029: {off: 15075, n: 9, maxPods: 4, vcpus: 2, memMiB: 1024, enis: 2, ipv4: 2, flags: fFacts | fNitro},                // t3a.micro
+	1963: {off: 15084, n: 8, maxPods: 4, vcpus: 2, memMiB: 512, enis: 2, ipv4: 2, flags: fFacts | fNitro},                 // t3a.nano
+	1776: {off: 15092, n: 9, maxPods: 8, vcpus: 2, memMiB: 2048, enis: 2, ipv4: 4, flags: fFacts | fNitro},                // t3a.small
+	1799: {off: 15101, n: 10, maxPods: 58, vcpus: 4, memMiB: 16384, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // t3a.xlarge
+	1289: {off: 15111, n: 11, maxPods: 58, vcpus: 8, memMiB: 32768, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // t4g.2xlarge
+	1176: {off: 15122, n: 9, maxPods: 35, vcpus: 2, memMiB: 8192, enis: 3, ipv4: 12, flags: fFacts | fNitro},              // t4g.large
+	1144: {off: 15131, n: 10, maxPods: 17, vcpus: 2, memMiB: 4096, enis: 3, ipv4: 6, flags: fFacts | fNitro},              // t4g.medium
+	1331: {off: 15141, n: 9, maxPods: 4, vcpus: 2, memMiB: 1024, enis: 2, ipv4: 2, flags: fFacts | fNitro},                // t4g.micro
+	579:  {off: 15150, n: 8, maxPods: 4, vcpus: 2, memMiB: 512, enis: 2, ipv4: 2, flags: fFacts | fNitro},                 // t4g.nano
+	490:  {off: 15158, n: 9, maxPods: 11, vcpus: 2, memMiB: 2048, enis: 3, ipv4: 4, flags: fFacts | fNitro},               // t4g.small
+	1369: {off: 15167, n: 10, maxPods: 58, vcpus: 4, memMiB: 16384, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // t4g.xlarge
+	1436: {off: 15177, n: 12, maxPods: 58, vcpus: 8, memMiB: 32768, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // trn1.2xlarge
+	829:  {off: 15189, n: 13, maxPods: 247, vcpus: 128, memMiB: 524288, enis: 5, ipv4: 50, flags: fFacts | fNitro},        // trn1.32xlarge
+	336:  {off: 15202, n: 14, maxPods: 247, vcpus: 128, memMiB: 524288, enis: 5, ipv4: 50, flags: fFacts | fNitro},        // trn1n.32xlarge
+	1915: {off: 15216, n: 12, maxPods: 30, vcpus: 0, memMiB: 0, enis: 2, ipv4: 15, flags: fFacts | fNitro},                // trn2.3xlarge
+	1472: {off: 15228, n: 13, maxPods: 100, vcpus: 192, memMiB: 2097152, enis: 2, ipv4: 50, flags: fFacts | fNitro},       // trn2.48xlarge
+	1214: {off: 15241, n: 13, maxPods: 147, vcpus: 0, memMiB: 0, enis: 5, ipv4: 30, flags: fFacts | fMetal},               // u-12tb1.metal
+	1695: {off: 15254, n: 13, maxPods: 737, vcpus: 0, memMiB: 0, enis: 15, ipv4: 50, flags: fFacts | fMetal},              // u-18tb1.metal
+	798:  {off: 15267, n: 13, maxPods: 737, vcpus: 0, memMiB: 0, enis: 15, ipv4: 50, flags: fFacts | fMetal},              // u-24tb1.metal
+	1301: {off: 15280, n: 15, maxPods: 234, vcpus: 224, memMiB: 3145728, enis: 8, ipv4: 30, flags: fFacts | fNitro},       // u-3tb1.56xlarge
+	72:   {off: 15295, n: 16, maxPods: 737, vcpus: 448, memMiB: 6291456, enis: 15, ipv4: 50, flags: fFacts | fNitro},      // u-6tb1.112xlarge
+	159:  {off: 15311, n: 15, maxPods: 737, vcpus: 224, memMiB: 6291456, enis: 15, ipv4: 50, flags: fFacts | fNitro},      // u-6tb1.56xlarge
+	492:  {off: 15326, n: 12, maxPods: 147, vcpus: 0, memMiB: 0, enis: 5, ipv4: 30, flags: fFacts | fMetal},               // u-6tb1.metal
+	637:  {off: 15338, n: 12, maxPods: 147, vcpus: 0, memMiB: 0, enis: 5, ipv4: 30, flags: fFacts | fMetal},               // u-9tb1.metal
+	28:   {off: 15350, n: 18, maxPods: 737, vcpus: 896, memMiB: 12582912, enis: 15, ipv4: 50, flags: fFacts | fNitro},     // u7i-12tb.224xlarge
+	1315: {off: 15368, n: 17, maxPods: 737, vcpus: 448, memMiB: 6291456, enis: 15, ipv4: 50, flags: fFacts | fNitro},      // u7i-6tb.112xlarge
+	1114: {off: 15385, n: 17, maxPods: 737, vcpus: 448, memMiB: 8388608, enis: 15, ipv4: 50, flags: fFacts | fNitro},      // u7i-8tb.112xlarge
+	2044: {off: 15402, n: 19, maxPods: 394, vcpus: 896, memMiB: 16777216, enis: 8, ipv4: 50, flags: fFacts | fNitro},      // u7in-16tb.224xlarge
+	26:   {off: 15421, n: 19, maxPods: 394, vcpus: 896, memMiB: 25165824, enis: 8, ipv4: 50, flags: fFacts | fNitro},      // u7in-24tb.224xlarge
+	705:  {off: 15440, n: 19, maxPods: 394, vcpus: 896, memMiB: 33554432, enis: 8, ipv4: 50, flags: fFacts | fNitro},      // u7in-32tb.224xlarge
+	488:  {off: 15459, n: 12, maxPods: 737, vcpus: 96, memMiB: 196608, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // vt1.24xlarge
+	1629: {off: 15471, n: 11, maxPods: 58, vcpus: 12, memMiB: 24576, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // vt1.3xlarge
+	1641: {off: 15482, n: 11, maxPods: 234, vcpus: 24, memMiB: 49152, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // vt1.6xlarge
+	1560: {off: 15493, n: 11, maxPods: 234, vcpus: 64, memMiB: 999424, enis: 8, ipv4: 30, flags: fFacts | fXen},           // x1.16xlarge
+	1546: {off: 15504, n: 11, maxPods: 234, vcpus: 128, memMiB: 1998848, enis: 8, ipv4: 30, flags: fFacts | fXen},         // x1.32xlarge
+	542:  {off: 15515, n: 12, maxPods: 234, vcpus: 64, memMiB: 1998848, enis: 8, ipv4: 30, flags: fFacts | fXen},          // x1e.16xlarge
+	1304: {off: 15527, n: 11, maxPods: 58, vcpus: 8, memMiB: 249856, enis: 4, ipv4: 15, flags: fFacts | fXen},             // x1e.2xlarge
+	1251: {off: 15538, n: 12, maxPods: 234, vcpus: 128, memMiB: 3997696, enis: 8, ipv4: 30, flags: fFacts | fXen},         // x1e.32xlarge
+	1305: {off: 15550, n: 11, maxPods: 58, vcpus: 16, memMiB: 499712, enis: 4, ipv4: 15, flags: fFacts | fXen},            // x1e.4xlarge
+	1900: {off: 15561, n: 11, maxPods: 58, vcpus: 32, memMiB: 999424, enis: 4, ipv4: 15, flags: fFacts | fXen},            // x1e.8xlarge
+	794:  {off: 15572, n: 10, maxPods: 29, vcpus: 4, memMiB: 124928, enis: 3, ipv4: 10, flags: fFacts | fXen},             // x1e.xlarge
+	217:  {off: 15582, n: 13, maxPods: 234, vcpus: 48, memMiB: 786432, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // x2gd.12xlarge
+	322:  {off: 15595, n: 13, maxPods: 737, vcpus: 64, memMiB: 1048576, enis: 15, ipv4: 50, flags: fFacts | fNitro},       // x2gd.16xlarge
+	1113: {off: 15608, n: 12, maxPods: 58, vcpus: 8, memMiB: 131072, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // x2gd.2xlarge
+	1231: {off: 15620, n: 12, maxPods: 234, vcpus: 16, memMiB: 262144, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // x2gd.4xlarge
+	1683: {off: 15632, n: 12, maxPods: 234, vcpus: 32, memMiB: 524288, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // x2gd.8xlarge
+	1378: {off: 15644, n: 10, maxPods: 29, vcpus: 2, memMiB: 32768, enis: 3, ipv4: 10, flags: fFacts | fNitro},            // x2gd.large
+	834:  {off: 15654, n: 11, maxPods: 8, vcpus: 1, memMiB: 16384, enis: 2, ipv4: 4, flags: fFacts | fNitro},              // x2gd.medium
+	1032: {off: 15665, n: 10, maxPods: 737, vcpus: 64, memMiB: 1048576, enis: 15, ipv4: 50, flags: fFacts | fMetal},       // x2gd.metal
+	1163: {off: 15675, n: 11, maxPods: 58, vcpus: 4, memMiB: 65536, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // x2gd.xlarge
+	1650: {off: 15686, n: 14, maxPods: 737, vcpus: 64, memMiB: 1048576, enis: 15, ipv4: 50, flags: fFacts | fNitro},       // x2idn.16xlarge
+	819:  {off: 15700, n: 14, maxPods: 737, vcpus: 96, memMiB: 1572864, enis: 15, ipv4: 50, flags: fFacts | fNitro},       // x2idn.24xlarge
+	951:  {off: 15714, n: 14, maxPods: 737, vcpus: 128, memMiB: 2097152, enis: 15, ipv4: 50, flags: fFacts | fNitro},      // x2idn.32xlarge
+	1249: {off: 15728, n: 11, maxPods: 737, vcpus: 128, memMiB: 2097152, enis: 15, ipv4: 50, flags: fFacts | fMetal},      // x2idn.metal
+	838:  {off: 15739, n: 15, maxPods: 737, vcpus: 64, memMiB: 2097152, enis: 15, ipv4: 50, flags: fFacts | fNitro},       // x2iedn.16xlarge
+	1478: {off: 15754, n: 15, maxPods: 737, vcpus: 96, memMiB: 3145728, enis: 15, ipv4: 50, flags: fFacts | fNitro},       // x2iedn.24xlarge
+	554:  {off: 15769, n: 14, maxPods: 58, vcpus: 8, memMiB: 262144, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // x2iedn.2xlarge
+	778:  {off: 15783, n: 15, maxPods: 737, vcpus: 128, memMiB: 4194304, enis: 15, ipv4: 50, flags: fFacts | fNitro},      // x2iedn.32xlarge
+	294:  {off: 15798, n: 14, maxPods: 234, vcpus: 16, memMiB: 524288, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // x2iedn.4xlarge
+	1941: {off: 15812, n: 14, maxPods: 234, vcpus: 32, memMiB: 1048576, enis: 8, ipv4: 30, flags: fFacts | fNitro},        // x2iedn.8xlarge
+	1669: {off: 15826, n: 12, maxPods: 737, vcpus: 128, memMiB: 4194304, enis: 15, ipv4: 50, flags: fFacts | fMetal},      // x2iedn.metal
+	1105: {off: 15838, n: 13, maxPods: 58, vcpus: 4, memMiB: 131072, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // x2iedn.xlarge
+	1201: {off: 15851, n: 15, maxPods: 737, vcpus: 48, memMiB: 1572864, enis: 15, ipv4: 50, flags: fFacts | fNitro},       // x2iezn.12xlarge
+	427:  {off: 15866, n: 14, maxPods: 58, vcpus: 8, memMiB: 262144, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // x2iezn.2xlarge
+	1339: {off: 15880, n: 14, maxPods: 234, vcpus: 16, memMiB: 524288, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // x2iezn.4xlarge
+	1443: {off: 15894, n: 14, maxPods: 234, vcpus: 24, memMiB: 786432, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // x2iezn.6xlarge
+	1697: {off: 15908, n: 14, maxPods: 234, vcpus: 32, memMiB: 1048576, enis: 8, ipv4: 30, flags: fFacts | fNitro},        // x2iezn.8xlarge
+	1807: {off: 15922, n: 12, maxPods: 737, vcpus: 48, memMiB: 1572864, enis: 15, ipv4: 50, flags: fFacts | fMetal},       // x2iezn.metal
+	1011: {off: 15934, n: 15, maxPods: 1010, vcpus: 48, memMiB: 1572864, enis: 16, ipv4: 64, flags: fFacts | fNitro},      // x8aedz.12xlarge
+	267:  {off: 15949, n: 15, maxPods: 1010, vcpus: 96, memMiB: 3145728, enis: 16, ipv4: 64, flags: fFacts | fNitro},      // x8aedz.24xlarge
+	209:  {off: 15964, n: 14, maxPods: 314, vcpus: 12, memMiB: 393216, enis: 8, ipv4: 40, flags: fFacts | fNitro},         // x8aedz.3xlarge
+	1733: {off: 15978, n: 14, maxPods: 314, vcpus: 24, memMiB: 786432, enis: 8, ipv4: 40, flags: fFacts | fNitro},         // x8aedz.6xlarge
+	698:  {off: 15992, n: 12, maxPods: 78, vcpus: 2, memMiB: 65536, enis: 4, ipv4: 20, flags: fFacts | fNitro},            // x8aedz.large
+	1714: {off: 16004, n: 17, maxPods: 1010, vcpus: 48, memMiB: 1572864, enis: 16, ipv4: 64, flags: fFacts | fMetal},      // x8aedz.metal-12xl
+	82:   {off: 16021, n: 17, maxPods: 1010, vcpus: 96, memMiB: 3145728, enis: 16, ipv4: 64, flags: fFacts | fMetal},      // x8aedz.metal-24xl
+	1640: {off: 16038, n: 13, maxPods: 78, vcpus: 4, memMiB: 131072, enis: 4, ipv4: 20, flags: fFacts | fNitro},           // x8aedz.xlarge
+	690:  {off: 16051, n: 12, maxPods: 234, vcpus: 48, memMiB: 786432, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // x8g.12xlarge
+	978:  {off: 16063, n: 12, maxPods: 737, vcpus: 64, memMiB: 1048576, enis: 15, ipv4: 50, flags: fFacts | fNitro},       // x8g.16xlarge
+	1615: {off: 16075, n: 12, maxPods: 737, vcpus: 96, memMiB: 1572864, enis: 15, ipv4: 50, flags: fFacts | fNitro},       // x8g.24xlarge
+	14:   {off: 16087, n: 11, maxPods: 58, vcpus: 8, memMiB: 131072, enis: 4, ipv4: 15, flags: fFacts | fNitro},           // x8g.2xlarge
+	742:  {off: 16098, n: 12, maxPods: 737, vcpus: 192, memMiB: 3145728, enis: 15, ipv4: 50, flags: fFacts | fNitro},      // x8g.48xlarge
+	596:  {off: 16110, n: 11, maxPods: 234, vcpus: 16, memMiB: 262144, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // x8g.4xlarge
+	1082: {off: 16121, n: 11, maxPods: 234, vcpus: 32, memMiB: 524288, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // x8g.8xlarge
+	1748: {off: 16132, n: 9, maxPods: 29, vcpus: 2, memMiB: 32768, enis: 3, ipv4: 10, flags: fFacts | fNitro},             // x8g.large
+	1720: {off: 16141, n: 10, maxPods: 8, vcpus: 1, memMiB: 16384, enis: 2, ipv4: 4, flags: fFacts | fNitro},              // x8g.medium
+	1390: {off: 16151, n: 14, maxPods: 737, vcpus: 96, memMiB: 1572864, enis: 15, ipv4: 50, flags: fFacts | fMetal},       // x8g.metal-24xl
+	1172: {off: 16165, n: 14, maxPods: 737, vcpus: 192, memMiB: 3145728, enis: 15, ipv4: 50, flags: fFacts | fMetal},      // x8g.metal-48xl
+	1203: {off: 16179, n: 10, maxPods: 58, vcpus: 4, memMiB: 65536, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // x8g.xlarge
+	1367: {off: 16189, n: 12, maxPods: 590, vcpus: 48, memMiB: 786432, enis: 12, ipv4: 50, flags: fFacts | fNitro},        // x8i.12xlarge
+	1934: {off: 16201, n: 12, maxPods: 1010, vcpus: 64, memMiB: 1048576, enis: 16, ipv4: 64, flags: fFacts | fNitro},      // x8i.16xlarge
+	603:  {off: 16213, n: 12, maxPods: 1010, vcpus: 96, memMiB: 1572864, enis: 16, ipv4: 64, flags: fFacts | fNitro},      // x8i.24xlarge
+	921:  {off: 16225, n: 11, maxPods: 118, vcpus: 8, memMiB: 131072, enis: 4, ipv4: 30, flags: fFacts | fNitro},          // x8i.2xlarge
+	887:  {off: 16236, n: 12, maxPods: 1514, vcpus: 128, memMiB: 2097152, enis: 24, ipv4: 64, flags: fFacts | fNitro},     // x8i.32xlarge
+	1544: {off: 16248, n: 12, maxPods: 1514, vcpus: 192, memMiB: 3145728, enis: 24, ipv4: 64, flags: fFacts | fNitro},     // x8i.48xlarge
+	317:  {off: 16260, n: 11, maxPods: 394, vcpus: 16, memMiB: 262144, enis: 8, ipv4: 50, flags: fFacts | fNitro},         // x8i.4xlarge
+	369:  {off: 16271, n: 12, maxPods: 1514, vcpus: 256, memMiB: 4194304, enis: 24, ipv4: 64, flags: fFacts | fNitro},     // x8i.64xlarge
+	1631: {off: 16283, n: 11, maxPods: 492, vcpus: 32, memMiB: 524288, enis: 10, ipv4: 50, flags: fFacts | fNitro},        // x8i.8xlarge
+	1820: {off: 16294, n: 12, maxPods: 1514, vcpus: 384, memMiB: 6291456, enis: 24, ipv4: 64, flags: fFacts | fNitro},     // x8i.96xlarge
+	525:  {off: 16306, n: 9, maxPods: 59, vcpus: 2, memMiB: 32768, enis: 3, ipv4: 20, flags: fFacts | fNitro},             // x8i.large
+	354:  {off: 16315, n: 14, maxPods: 1514, vcpus: 192, memMiB: 3145728, enis: 24, ipv4: 64, flags: fFacts | fMetal},     // x8i.metal-48xl
+	1269: {off: 16329, n: 14, maxPods: 1514, vcpus: 384, memMiB: 6291456, enis: 24, ipv4: 64, flags: fFacts | fMetal},     // x8i.metal-96xl
+	220:  {off: 16343, n: 10, maxPods: 118, vcpus: 4, memMiB: 65536, enis: 4, ipv4: 30, flags: fFacts | fNitro},           // x8i.xlarge
+	277:  {off: 16353, n: 12, maxPods: 737, vcpus: 48, memMiB: 393216, enis: 15, ipv4: 50, flags: fFacts | fNitro},        // z1d.12xlarge
+	1958: {off: 16365, n: 11, maxPods: 58, vcpus: 8, memMiB: 65536, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // z1d.2xlarge
+	1394: {off: 16376, n: 11, maxPods: 234, vcpus: 12, memMiB: 98304, enis: 8, ipv4: 30, flags: fFacts | fNitro},          // z1d.3xlarge
+	1137: {off: 16387, n: 11, maxPods: 234, vcpus: 24, memMiB: 196608, enis: 8, ipv4: 30, flags: fFacts | fNitro},         // z1d.6xlarge
+	1169: {off: 16398, n: 9, maxPods: 29, vcpus: 2, memMiB: 16384, enis: 3, ipv4: 10, flags: fFacts | fNitro},             // z1d.large
+	1671: {off: 16407, n: 9, maxPods: 737, vcpus: 48, memMiB: 393216, enis: 15, ipv4: 50, flags: fFacts | fMetal},         // z1d.metal
+	111:  {off: 16416, n: 10, maxPods: 58, vcpus: 4, memMiB: 32768, enis: 4, ipv4: 15, flags: fFacts | fNitro},            // z1d.xlarge
 }
 
 // sorted is the slot of each type, in byte order of the names.

@@ -251,6 +251,7 @@ func offlineEnv(files bootstrap.NodeFiles, log *zap.Logger, instanceType, region
 		}
 		return 2
 	}
+	env.MemoryBytes = func() (int64, error) { return 0, errOffline } // the table's, when it knows the type
 	env.DNSNameAttempts, env.DNSNameInterval = 1, 0
 	return env
 }

@@ -17,12 +17,13 @@ type typeRow struct {
 	enis      int
 	ipv4      int
 	vcpus     int    // 0 when unknown
+	memMiB    int    // memory in MiB; 0 when unknown
 	hyper     string // nitro, xen or ""
 	bareMetal bool
 }
 
 // csvColumns are the columns of eni-limits.csv the table uses.
-var csvColumns = []string{"instance_type", "enis", "ipv4_per_eni", "hypervisor", "bare_metal", "vcpus", "classic_max_pods"}
+var csvColumns = []string{"instance_type", "enis", "ipv4_per_eni", "hypervisor", "bare_metal", "vcpus", "memory_mib", "classic_max_pods"}
 
 // parseCSV reads eni-limits.csv: one row of facts per instance type, with a header
 // naming the columns (see ../shared/docs/maxpods-notes.md §1). It checks every value it
@@ -76,6 +77,7 @@ func parseCSV(data []byte) (map[string]*typeRow, error) {
 			{&t.enis, "enis", 1, 255, false},
 			{&t.ipv4, "ipv4_per_eni", 1, 255, false},
 			{&t.vcpus, "vcpus", 1, 65535, true},
+			{&t.memMiB, "memory_mib", 1, 1<<32 - 1, true},
 			{&classic, "classic_max_pods", 1, 65535, false},
 		} {
 			if *v.dst, err = num(v.col, v.lo, v.hi, v.mayBeNone); err != nil {

@@ -169,10 +169,10 @@ func (t *table) render(csvSum, txtSum [32]byte, txtRows int) ([]byte, error) {
 			slotOf[i-1] = s
 		}
 	}
-	fmt.Fprintf(&b, "\n// slots holds each type in its slot: offset and length of the name, max pods, vCPUs,\n// ENIs, IPv4 per ENI, flags. A slot with max pods 0 is empty.\nvar slots = [1 << slotBits]entry{\n")
+	fmt.Fprintf(&b, "\n// slots holds each type in its slot: offset and length of the name, max pods, vCPUs,\n// memory (MiB), ENIs, IPv4 per ENI, flags. A slot with max pods 0 is empty.\nvar slots = [1 << slotBits]entry{\n")
 	for i, e := range t.entries {
-		fmt.Fprintf(&b, "\t%d: {off: %d, n: %d, maxPods: %d, vcpus: %d, enis: %d, ipv4: %d, flags: %s}, // %s\n",
-			slotOf[i], offsets[i], len(e.name), e.maxPods, e.vcpus, e.enis, e.ipv4, e.flags(), e.name)
+		fmt.Fprintf(&b, "\t%d: {off: %d, n: %d, maxPods: %d, vcpus: %d, memMiB: %d, enis: %d, ipv4: %d, flags: %s}, // %s\n",
+			slotOf[i], offsets[i], len(e.name), e.maxPods, e.vcpus, e.memMiB, e.enis, e.ipv4, e.flags(), e.name)
 	}
 	fmt.Fprintf(&b, "}\n\n// sorted is the slot of each type, in byte order of the names.\nvar sorted = [%d]uint16{", len(t.entries))
 	sortedSlots := make([]uint16, len(slotOf))
