@@ -17,11 +17,13 @@ import (
 )
 
 // The node root: Debian's packages of a node, the ones the issue names (systemd,
-// dbus, cloud-init, containerd, runc, iptables, ca-certificates) and iproute2 (the
-// box's units give the node its address with ip).
+// dbus, cloud-init, containerd, runc, iptables, ca-certificates), iproute2 (the
+// box's units give the node its address with ip) and the CNI plugins (bridge,
+// host-local, loopback: the pods' network inside the box). Debian's containerd is
+// 1.6, the AL2 boxes'; the AL2023 boxes get containerd 2 (containerd2Binaries).
 const suite = "bookworm"
 
-var rootPackages = []string{"systemd", "systemd-sysv", "dbus", "cloud-init", "containerd", "runc", "iptables", "ca-certificates", "iproute2"}
+var rootPackages = []string{"systemd", "systemd-sysv", "dbus", "cloud-init", "containerd", "runc", "iptables", "ca-certificates", "iproute2", "containernetworking-plugins"}
 
 // kubernetes is one Kubernetes release the box runs: its build-only module under
 // tools/ and the binaries built from it.
@@ -144,7 +146,61 @@ func baseRoot(t *testing.T) (string, error) {
 // k8sBinaries returns the folder with the release's binaries, built from its
 // module under tools/ when its go.mod, go.sum, build flags or Go changed.
 func k8sBinaries(t *testing.T, k kubernetes) (string, error) {
-	modDir, err := filepath.Abs(filepath.Join("tools", k.module))
+	minor := strings.Split(k.version, ".")[1]
+	// kubelet --version must say the release: install.sh and eksboot read it.
+	ldflags := "-s -w -X k8s.io/component-base/version.gitVersion=v" + k.version +
+		" -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=" + minor +
+		" -X k8s.io/component-base/version.gitTreeState=clean"
+	var extra []string
+	if k.etcd {
+		extra = []string{"etcd", "go.etcd.io/etcd/server/v3"}
+	}
+	return moduleBinaries(t, "k8s-"+k.version, k.module, ldflags, k.cmds, extra,
+		strings.Join(k.cmds, " "), fmt.Sprint(k.etcd))
+}
+
+// containerd2Module is the build-only module of containerd 2 (tools/containerd2).
+const containerd2Module = "containerd2"
+
+// containerd2Binaries returns a folder with containerd 2 built from its Go module
+// (github.com/containerd/containerd/v2 at the version tools/containerd2/go.mod
+// requires, CGO_ENABLED=0): containerd, containerd-shim-runc-v2 and ctr, with
+// `containerd --version` saying the module's version. It is built once and cached
+// as containerd-<version>-<key> (rebuilt when that module's go.mod or go.sum, the
+// build flags or Go change), under the cache lock that prepare takes; any e2e test
+// may call it (the boxes of the AL2023 profile, a test of containerd's snapshotters).
+func containerd2Binaries(t *testing.T) (string, error) {
+	version, err := moduleVersion(containerd2Module, "github.com/containerd/containerd/v2")
+	if err != nil {
+		return "", err
+	}
+	pkg := "github.com/containerd/containerd/v2"
+	ldflags := "-s -w -X " + pkg + "/version.Version=" + strings.TrimPrefix(version, "v")
+	cmds := []string{pkg + "/cmd/containerd", pkg + "/cmd/containerd-shim-runc-v2", pkg + "/cmd/ctr"}
+	return moduleBinaries(t, "containerd-"+strings.TrimPrefix(version, "v"), containerd2Module, ldflags, cmds, nil)
+}
+
+// moduleVersion is the version of module that the build-only module under tools/
+// requires.
+func moduleVersion(dir, module string) (string, error) {
+	b, err := os.ReadFile(filepath.Join("tools", dir, "go.mod"))
+	if err != nil {
+		return "", err
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(strings.TrimPrefix(strings.TrimSpace(l), "require ")); len(f) >= 2 && f[0] == module {
+			return f[1], nil
+		}
+	}
+	return "", fmt.Errorf("tools/%s/go.mod requires no %s", dir, module)
+}
+
+// moduleBinaries returns the cache entry prefix-<key> holding cmds built from the
+// build-only module under tools/ (binaries named after the packages' last element),
+// and extra's binary (name, package) when given; the key covers the module's go.mod
+// and go.sum, the flags, Go's version and keyParts.
+func moduleBinaries(t *testing.T, prefix, module, ldflags string, cmds, extra []string, keyParts ...string) (string, error) {
+	modDir, err := filepath.Abs(filepath.Join("tools", module))
 	if err != nil {
 		return "", err
 	}
@@ -160,12 +216,7 @@ func k8sBinaries(t *testing.T, k kubernetes) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	minor := strings.Split(k.version, ".")[1]
-	// kubelet --version must say the release: install.sh and eksboot read it.
-	ldflags := "-s -w -X k8s.io/component-base/version.gitVersion=v" + k.version +
-		" -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=" + minor +
-		" -X k8s.io/component-base/version.gitTreeState=clean"
-	name := "k8s-" + k.version + "-" + key(string(gomod), string(gosum), ldflags, string(goVersion), strings.Join(k.cmds, " "), fmt.Sprint(k.etcd))
+	name := prefix + "-" + key(append([]string{string(gomod), string(gosum), ldflags, string(goVersion)}, keyParts...)...)
 	return cached(t, name, func(dir string) error {
 		run := func(args ...string) error {
 			cmd := exec.Command("go", args...)
@@ -177,11 +228,11 @@ func k8sBinaries(t *testing.T, k kubernetes) (string, error) {
 			}
 			return nil
 		}
-		if err := run(append([]string{"build", "-trimpath", "-ldflags", ldflags, "-o", dir + "/"}, k.cmds...)...); err != nil {
+		if err := run(append([]string{"build", "-trimpath", "-ldflags", ldflags, "-o", dir + "/"}, cmds...)...); err != nil {
 			return err
 		}
-		if k.etcd {
-			return run("build", "-trimpath", "-ldflags", "-s -w", "-o", filepath.Join(dir, "etcd"), "go.etcd.io/etcd/server/v3")
+		if len(extra) == 2 {
+			return run("build", "-trimpath", "-ldflags", "-s -w", "-o", filepath.Join(dir, extra[0]), extra[1])
 		}
 		return nil
 	})
