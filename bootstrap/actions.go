@@ -15,9 +15,9 @@ import (
 )
 
 // Action is one systemd operation: daemon-reload, enable, start or restart of a unit,
-// or "signal" (SIGHUP) to make a daemon re-read its configuration; or "soci-import",
-// the import of a cached image (Unit is its node path) into the SOCI snapshotter
-// with ctr.
+// or "signal" (SIGHUP) to make a daemon re-read its configuration; or "ctr", which
+// runs containerd's ctr with the arguments of Unit (words without spaces: the import
+// of a cached image into the SOCI snapshotter, SOCIImportArgs).
 type Action struct {
 	Verb string
 	Unit string
@@ -67,7 +67,7 @@ func Actions(n *Node, changes []rootfs.Change) []Action {
 			acts = append(acts, Action{"restart", "sandbox-image.service"})
 		}
 		if n.SOCIPauseTar != "" {
-			acts = append(acts, Action{"soci-import", n.SOCIPauseTar})
+			acts = append(acts, Action{"ctr", strings.Join(SOCIImportArgs(n.SOCIPauseTar, n.ContainerdMajor), " ")})
 		}
 	}
 	logind := changed[kubeletconf.LogindDropIn]
@@ -89,9 +89,16 @@ func Actions(n *Node, changes []rootfs.Change) []Action {
 
 // SOCIImportArgs are ctr's arguments that import the image archive tar (a node
 // path) into the SOCI snapshotter, in the CRI's namespace: the content into
-// containerd's store, the layers unpacked by the snapshotter.
-func SOCIImportArgs(tar string) []string {
-	return []string{"--namespace", "k8s.io", "images", "import", "--snapshotter", "soci", tar}
+// containerd's store, the layers unpacked by the snapshotter. containerd 2's ctr
+// imports through the transfer service by default, which unpacks only for the
+// snapshotters of its unpack_config ("no unpack platforms defined" for soci), so
+// there the import is --local, as containerd 1's always is.
+func SOCIImportArgs(tar string, containerdMajor int) []string {
+	args := []string{"--namespace", "k8s.io", "images", "import", "--snapshotter", "soci"}
+	if containerdMajor >= 2 {
+		args = append(args, "--local")
+	}
+	return append(args, tar)
 }
 
 // settlePoll is how often stayActive looks at the unit.
@@ -131,8 +138,8 @@ func apply(ctx context.Context, m systemd.Manager, acts []Action, settle time.Du
 	for _, a := range acts {
 		var err error
 		switch a.Verb {
-		case "soci-import":
-			err = command(ctx, "ctr", SOCIImportArgs(a.Unit)...)
+		case "ctr":
+			err = command(ctx, "ctr", strings.Fields(a.Unit)...)
 		case "signal":
 			if err := m.Signal(ctx, a.Unit, syscall.SIGHUP); err != nil {
 				log.Warn("could not make systemd-logind re-read its configuration; the kubelet will ask it again", zap.Error(err))

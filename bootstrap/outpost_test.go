@@ -137,14 +137,27 @@ func TestHostsFile(t *testing.T) {
 		want  string
 		write bool
 	}{
-		{"empty file", APIServerHosts{Host: "api.example.com", Addrs: []string{"10.0.0.2", "10.0.0.1"}},
-			"10.0.0.2\tapi.example.com" + m + "10.0.0.1\tapi.example.com" + m, true},
-		{"earlier run's lines replaced", APIServerHosts{Host: "api.example.com", Addrs: []string{"10.0.0.3"},
-			Hosts: []byte("127.0.0.1 localhost\n10.0.0.1\tapi.example.com" + m + "# mine\n10.0.0.9 other")},
-			"127.0.0.1 localhost\n# mine\n10.0.0.9 other\n10.0.0.3\tapi.example.com" + m, true},
-		{"the user's own line kept, not doubled", APIServerHosts{Host: "API.example.com", Addrs: []string{"10.0.0.1", "::1"},
-			Hosts: []byte("10.0.0.1 x api.example.com # by hand\n")},
-			"10.0.0.1 x api.example.com # by hand\n::1\tAPI.example.com" + m, true},
+		{
+			"empty file",
+			APIServerHosts{Host: "api.example.com", Addrs: []string{"10.0.0.2", "10.0.0.1"}},
+			"10.0.0.2\tapi.example.com" + m + "10.0.0.1\tapi.example.com" + m, true,
+		},
+		{
+			"earlier run's lines replaced",
+			APIServerHosts{
+				Host: "api.example.com", Addrs: []string{"10.0.0.3"},
+				Hosts: []byte("127.0.0.1 localhost\n10.0.0.1\tapi.example.com" + m + "# mine\n10.0.0.9 other"),
+			},
+			"127.0.0.1 localhost\n# mine\n10.0.0.9 other\n10.0.0.3\tapi.example.com" + m, true,
+		},
+		{
+			"the user's own line kept, not doubled",
+			APIServerHosts{
+				Host: "API.example.com", Addrs: []string{"10.0.0.1", "::1"},
+				Hosts: []byte("10.0.0.1 x api.example.com # by hand\n"),
+			},
+			"10.0.0.1 x api.example.com # by hand\n::1\tAPI.example.com" + m, true,
+		},
 		{"IPv6 written canonically, once", APIServerHosts{Host: "h", Addrs: []string{"fd00:0::1", "fd00::1"}}, "fd00::1\th" + m, true},
 		{"endpoint is an address", APIServerHosts{Hosts: []byte("x\n")}, "", false},
 		{"resolved at boot (render)", APIServerHosts{Host: "h", AtBoot: true}, "", false},

@@ -24,8 +24,9 @@ type Node struct {
 	KubeletArgs      string
 	KubeletExtraArgs string
 	// SOCIPauseTar is the cached pause image imported into the SOCI snapshotter after
-	// containerd's restart ("": none; soci.go).
-	SOCIPauseTar string
+	// containerd's restart ("": none; soci.go), with the ctr of ContainerdMajor.
+	SOCIPauseTar    string
+	ContainerdMajor int
 	// BPFUnit is set when eksboot installs sys-fs-bpf.mount; SandboxImageUnit when it
 	// installs the AMI's sandbox-image.service.
 	BPFUnit          bool
@@ -37,7 +38,7 @@ type Node struct {
 // Compute works out the whole node from the validated configuration and the facts. It
 // is pure: no network, disk or D-Bus.
 func Compute(c *Config, f *Facts) (*Node, error) {
-	n := &Node{MaxPods: f.MaxPods, KubeletExtraArgs: c.KubeletExtraArgs, Profile: f.Profile.Name}
+	n := &Node{MaxPods: f.MaxPods, KubeletExtraArgs: c.KubeletExtraArgs, Profile: f.Profile.Name, ContainerdMajor: f.ContainerdMajor}
 	p, row := f.Profile, f.Kubelet
 	var err error
 	if n.NodeIP, err = nodeIP(c.IPFamily, f.Instance.LocalIPv4, f.Instance.IPv6s); err != nil {

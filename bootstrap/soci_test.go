@@ -136,13 +136,18 @@ func TestFastImagePullOnAnAL2023Image(t *testing.T) {
 	for _, a := range Actions(n, changes) {
 		got = append(got, a.String())
 	}
-	want := []string{"daemon-reload", "enable sys-fs-bpf.mount", "start sys-fs-bpf.mount", "restart soci-snapshotter.service", "enable containerd.service", "restart containerd.service",
-		"soci-import /etc/eks/pause.tar", "enable kubelet.service", "restart kubelet.service"}
+	want := []string{
+		"daemon-reload", "enable sys-fs-bpf.mount", "start sys-fs-bpf.mount", "restart soci-snapshotter.service", "enable containerd.service", "restart containerd.service",
+		"ctr --namespace k8s.io images import --snapshotter soci /etc/eks/pause.tar", "enable kubelet.service", "restart kubelet.service",
+	}
 	if !slices.Equal(got, want) {
 		t.Errorf("actions %q\nwant    %q", got, want)
 	}
-	if a := SOCIImportArgs(pathPauseTar); strings.Join(a, " ") != "--namespace k8s.io images import --snapshotter soci /etc/eks/pause.tar" {
-		t.Errorf("ctr %q", a)
+	if a := SOCIImportArgs(pathPauseTar, 1); strings.Join(a, " ") != "--namespace k8s.io images import --snapshotter soci /etc/eks/pause.tar" {
+		t.Errorf("containerd 1: ctr %q", a)
+	}
+	if a := SOCIImportArgs(pathPauseTar, 2); strings.Join(a, " ") != "--namespace k8s.io images import --snapshotter soci --local /etc/eks/pause.tar" {
+		t.Errorf("containerd 2: ctr %q", a)
 	}
 }
 

@@ -144,18 +144,12 @@ func Containerd(in ContainerdInput) ([]byte, error) {
 			errs = append(errs, fmt.Errorf("%s: version %v does not match the node's containerd config version %s (template %s)", o.name, v, versionText(tree["version"]), name))
 		}
 	}
-	if in.SOCI && (version == "2" || version == "3") {
-		ov, err := FastImagePullOverlay(int(version[0] - '0'))
-		var m map[string]any
-		if err == nil {
-			err = toml.Unmarshal([]byte(ov.TOML), &m)
-		}
+	if in.SOCI {
+		m, err := sociOverlay(version)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", ov.Name, err)
+			errs = append(errs, fmt.Errorf("containerd config template %s: %w", name, err))
 		}
-		overlays = append([]parsed{{ov.Name, m}}, overlays...)
-	} else if in.SOCI {
-		errs = append(errs, fmt.Errorf("containerd config template %s: version %s: the SOCI snapshotter is set in versions 2 and 3 only", name, versionText(tree["version"])))
+		overlays = append([]parsed{{"spec.featureGates.FastImagePull", m}}, overlays...)
 	}
 	changed, err := setNodeRuntimes(tree, version, in)
 	if err != nil {
@@ -211,6 +205,25 @@ func decodeTOML(doc string) (map[string]any, error) {
 		return nil, fmt.Errorf("nested more than %d levels deep", MaxDepth)
 	}
 	return m, nil
+}
+
+// sociOverlay is FastImagePullOverlay of the config version, decoded.
+func sociOverlay(version string) (map[string]any, error) {
+	var ov ContainerdOverlay
+	var err error
+	switch version {
+	case "2":
+		ov, err = FastImagePullOverlay(2)
+	case "3":
+		ov, err = FastImagePullOverlay(3)
+	default:
+		return nil, errors.New("the SOCI snapshotter is set in config versions 2 and 3 only")
+	}
+	var m map[string]any
+	if err == nil {
+		err = toml.Unmarshal([]byte(ov.TOML), &m)
+	}
+	return m, err
 }
 
 // setNodeRuntimes sets in's runc binary, base runtime spec and NVIDIA runtime in

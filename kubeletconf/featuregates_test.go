@@ -108,8 +108,10 @@ func TestFastImagePullOverlayMerged(t *testing.T) {
 		t.Error("version 1: no error")
 	}
 	// The user's settings win over FastImagePull's, as over nodeadm's template.
-	out, err := Containerd(ContainerdInput{Major: 2, SOCI: true, Overlays: []ContainerdOverlay{{Name: "spec.containerd.config",
-		TOML: "[plugins.'io.containerd.cri.v1.images']\nsnapshotter = 'overlayfs'\n"}}})
+	out, err := Containerd(ContainerdInput{Major: 2, SOCI: true, Overlays: []ContainerdOverlay{{
+		Name: "spec.containerd.config",
+		TOML: "[plugins.'io.containerd.cri.v1.images']\nsnapshotter = 'overlayfs'\n",
+	}}})
 	if err != nil || !strings.Contains(string(out), "snapshotter = 'overlayfs'") || !strings.Contains(string(out), "[proxy_plugins.soci]") {
 		t.Errorf("user's snapshotter: %v\n%s", err, out)
 	}
