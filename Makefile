@@ -113,10 +113,9 @@ $(DEADCODE):
 	mv bin/tools/.install-deadcode/deadcode $@ && rmdir bin/tools/.install-deadcode
 
 # What deadcode may report: the API of the …test packages (fakes the demo shares with
-# other packages' tests, such as ec2test's SetError), and, until their issues land,
-# FastImagePull's helpers (issue 27 wires them into the containerd renderer) and
+# other packages' tests, such as ec2test's SetError), and, until its issue lands,
 # render/sim's FindBootstrapCall (its tests' entry; render/sim is issue 24's).
-DEADCODE_ALLOWED := ^([^:]*/)?[^/:]*test/[^/:]+\.go:|^kubeletconf/featuregates\.go:.*: unreachable func: FastImagePull|^render/sim/calls\.go:.*: unreachable func: FindBootstrapCall$$
+DEADCODE_ALLOWED := ^([^:]*/)?[^/:]*test/[^/:]+\.go:|^render/sim/calls\.go:.*: unreachable func: FindBootstrapCall$$
 
 .PHONY: lint
 lint: $(GOLANGCI_LINT) $(DEADCODE) ## golangci-lint with .golangci.yml (staticcheck, errcheck, govet with nilness, gofumpt, godot, gocyclo (30), misspell), then deadcode on the node's binary and the demo.
