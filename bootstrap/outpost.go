@@ -56,6 +56,8 @@ const (
 	defaultHostLookupAttempts = 3
 	defaultHostLookupInterval = 2 * time.Second
 	hostLookupTimeout         = 10 * time.Second
+	// maxHostAddrs bounds the lines /etc/hosts gets (an EKS endpoint has a few).
+	maxHostAddrs = 16
 )
 
 // APIServerHosts is what the facts step learns for /etc/hosts on a local cluster.
@@ -99,6 +101,7 @@ func resolveAPIServer(ctx context.Context, c *Config, env *Env) (*APIServerHosts
 			h.AtBoot = true
 			return h, nil
 		case err == nil && len(addrs) > 0:
+			addrs = addrs[:min(len(addrs), maxHostAddrs)]
 			for _, a := range addrs {
 				if _, err := netip.ParseAddr(a); err != nil {
 					return nil, fmt.Errorf("local cluster: the resolver gave %q for %s: not an IP address", a, h.Host)

@@ -172,56 +172,17 @@ func TestFastImagePullWithTheRealSnapshotter(t *testing.T) {
 		sociPath       = "/etc/soci-snapshotter-grpc/config.toml"
 		dropInPath     = "/etc/systemd/system/containerd.service.d/10-soci-snapshotter.conf"
 		kubeletPath    = "/etc/kubernetes/kubelet/kubelet-config.json"
-		sociSocket     = "/run/soci-snapshotter-grpc/soci-snapshotter-grpc.sock"
 	)
 	for _, p := range []string{containerdPath, sociPath, dropInPath, kubeletPath} {
 		if files[p] == "" {
 			t.Fatalf("eksboot render wrote no %s:\n%s", p, out)
 		}
 	}
-	if !strings.Contains(files[kubeletPath], `"imageServiceEndpoint": "unix://`+sociSocket+`"`) {
+	if !strings.Contains(files[kubeletPath], `"imageServiceEndpoint": "unix://`+renderedSOCISocket+`"`) {
 		t.Errorf("the kubelet's image service is not the snapshotter's socket:\n%s", files[kubeletPath])
 	}
 
-	// containerd's configuration: the node paths under tmp, nothing else changed.
-	var cfg map[string]any
-	sociMust(t, toml.Unmarshal([]byte(files[containerdPath]), &cfg))
-	proxy := cfg["proxy_plugins"].(map[string]any)["soci"].(map[string]any)
-	if proxy["type"] != "snapshot" || proxy["address"] != sociSocket {
-		t.Fatalf("proxy_plugins.soci = %v", proxy)
-	}
-	images := cfg["plugins"].(map[string]any)["io.containerd.cri.v1.images"].(map[string]any)
-	if images["snapshotter"] != "soci" {
-		t.Fatalf("the CRI snapshotter is %v", images["snapshotter"])
-	}
-	ctrdSock, sociSock := filepath.Join(tmp, "containerd.sock"), filepath.Join(tmp, "soci.sock")
-	cfg["root"], cfg["state"] = filepath.Join(tmp, "containerd"), filepath.Join(tmp, "state")
-	cfg["grpc"].(map[string]any)["address"] = ctrdSock
-	delete(cfg, "imports")
-	proxy["address"] = sociSock
-	if runc, ok := cfg["plugins"].(map[string]any)["io.containerd.cri.v1.runtime"].(map[string]any)["containerd"].(map[string]any)["runtimes"].(map[string]any)["runc"].(map[string]any); ok {
-		if spec, ok := runc["base_runtime_spec"].(string); ok {
-			runc["base_runtime_spec"] = filepath.Join(tmp, filepath.Base(spec))
-			sociMust(t, os.WriteFile(runc["base_runtime_spec"].(string), []byte(files[spec]), 0o644))
-		}
-	}
-	ctrdConfig, err := toml.Marshal(cfg)
-	sociMust(t, err)
-	sociMust(t, os.WriteFile(filepath.Join(tmp, "config.toml"), ctrdConfig, 0o644))
-
-	// The snapshotter's configuration: its image service's backend and content store
-	// are containerd's socket.
-	var sc map[string]any
-	sociMust(t, toml.Unmarshal([]byte(files[sociPath]), &sc))
-	keychain := sc["cri_keychain"].(map[string]any)
-	if keychain["image_service_path"] != "/run/containerd/containerd.sock" {
-		t.Fatalf("cri_keychain = %v", keychain)
-	}
-	keychain["image_service_path"] = ctrdSock
-	sc["content_store"].(map[string]any)["containerd_address"] = ctrdSock
-	sociConfig, err := toml.Marshal(sc)
-	sociMust(t, err)
-	sociMust(t, os.WriteFile(filepath.Join(tmp, "soci.toml"), sociConfig, 0o644))
+	ctrdSock, sociSock := relocate(t, files, tmp)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -319,6 +280,60 @@ func TestFastImagePullWithTheRealSnapshotter(t *testing.T) {
 	verifyDropIn(t, files[dropInPath])
 }
 
+// renderedSOCISocket is the snapshotter's socket in eksboot's files.
+const renderedSOCISocket = "/run/soci-snapshotter-grpc/soci-snapshotter-grpc.sock"
+
+// relocate writes containerd's and the snapshotter's rendered configurations under
+// tmp with only their node paths moved there (containerd's root, state and socket,
+// the proxy plugin's socket, the base runtime spec; the snapshotter's image service
+// and content store), after checking the rendered values, and returns containerd's
+// and the snapshotter's sockets.
+func relocate(t *testing.T, files map[string]string, tmp string) (ctrdSock, sociSock string) {
+	t.Helper()
+	const containerdPath, sociPath = "/etc/containerd/config.toml", "/etc/soci-snapshotter-grpc/config.toml"
+	// containerd's configuration: the node paths under tmp, nothing else changed.
+	var cfg map[string]any
+	sociMust(t, toml.Unmarshal([]byte(files[containerdPath]), &cfg))
+	proxy := cfg["proxy_plugins"].(map[string]any)["soci"].(map[string]any)
+	if proxy["type"] != "snapshot" || proxy["address"] != renderedSOCISocket {
+		t.Fatalf("proxy_plugins.soci = %v", proxy)
+	}
+	images := cfg["plugins"].(map[string]any)["io.containerd.cri.v1.images"].(map[string]any)
+	if images["snapshotter"] != "soci" {
+		t.Fatalf("the CRI snapshotter is %v", images["snapshotter"])
+	}
+	ctrdSock, sociSock = filepath.Join(tmp, "containerd.sock"), filepath.Join(tmp, "soci.sock")
+	cfg["root"], cfg["state"] = filepath.Join(tmp, "containerd"), filepath.Join(tmp, "state")
+	cfg["grpc"].(map[string]any)["address"] = ctrdSock
+	delete(cfg, "imports")
+	proxy["address"] = sociSock
+	if runc, ok := cfg["plugins"].(map[string]any)["io.containerd.cri.v1.runtime"].(map[string]any)["containerd"].(map[string]any)["runtimes"].(map[string]any)["runc"].(map[string]any); ok {
+		if spec, ok := runc["base_runtime_spec"].(string); ok {
+			runc["base_runtime_spec"] = filepath.Join(tmp, filepath.Base(spec))
+			sociMust(t, os.WriteFile(runc["base_runtime_spec"].(string), []byte(files[spec]), 0o644))
+		}
+	}
+	ctrdConfig, err := toml.Marshal(cfg)
+	sociMust(t, err)
+	sociMust(t, os.WriteFile(filepath.Join(tmp, "config.toml"), ctrdConfig, 0o644))
+
+	// The snapshotter's configuration: its image service's backend and content store
+	// are containerd's socket.
+	var sc map[string]any
+	sociMust(t, toml.Unmarshal([]byte(files[sociPath]), &sc))
+	keychain := sc["cri_keychain"].(map[string]any)
+	if keychain["image_service_path"] != "/run/containerd/containerd.sock" {
+		t.Fatalf("cri_keychain = %v", keychain)
+	}
+	keychain["image_service_path"] = ctrdSock
+	sc["content_store"].(map[string]any)["containerd_address"] = ctrdSock
+	sociConfig, err := toml.Marshal(sc)
+	sociMust(t, err)
+	sociMust(t, os.WriteFile(filepath.Join(tmp, "soci.toml"), sociConfig, 0o644))
+
+	return ctrdSock, sociSock
+}
+
 // verifyDropIn runs systemd-analyze verify on containerd.service (a stand-in) with
 // eksboot's drop-in and a soci-snapshotter.service like upstream's (Type=notify,
 // Before=containerd.service), next to the machine's own units: the drop-in's
@@ -374,19 +389,27 @@ func ociArchive(t *testing.T, hello []byte) ([]byte, string) {
 	blob := func(b []byte) (string, []byte) { s := sha256.Sum256(b); return "sha256:" + hex.EncodeToString(s[:]), b }
 	layerDigest, layerBlob := blob(gz.Bytes())
 	diffID := "sha256:" + hex.EncodeToString(diff[:])
-	config, err := json.Marshal(map[string]any{"architecture": "amd64", "os": "linux",
-		"rootfs": map[string]any{"type": "layers", "diff_ids": []string{diffID}}, "config": map[string]any{}})
+	config, err := json.Marshal(map[string]any{
+		"architecture": "amd64", "os": "linux",
+		"rootfs": map[string]any{"type": "layers", "diff_ids": []string{diffID}}, "config": map[string]any{},
+	})
 	sociMust(t, err)
 	configDigest, configBlob := blob(config)
-	manifest, err := json.Marshal(map[string]any{"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
+	manifest, err := json.Marshal(map[string]any{
+		"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
 		"config": map[string]any{"mediaType": "application/vnd.oci.image.config.v1+json", "digest": configDigest, "size": len(configBlob)},
-		"layers": []any{map[string]any{"mediaType": "application/vnd.oci.image.layer.v1.tar+gzip", "digest": layerDigest, "size": len(layerBlob)}}})
+		"layers": []any{map[string]any{"mediaType": "application/vnd.oci.image.layer.v1.tar+gzip", "digest": layerDigest, "size": len(layerBlob)}},
+	})
 	sociMust(t, err)
 	manifestDigest, manifestBlob := blob(manifest)
-	index, err := json.Marshal(map[string]any{"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json",
-		"manifests": []any{map[string]any{"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": manifestDigest, "size": len(manifestBlob),
+	index, err := json.Marshal(map[string]any{
+		"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json",
+		"manifests": []any{map[string]any{
+			"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": manifestDigest, "size": len(manifestBlob),
 			"annotations": map[string]string{"io.containerd.image.name": "localhost/eksboot/soci-e2e:1", "org.opencontainers.image.ref.name": "1"},
-			"platform":    map[string]string{"architecture": "amd64", "os": "linux"}}}})
+			"platform":    map[string]string{"architecture": "amd64", "os": "linux"},
+		}},
+	})
 	sociMust(t, err)
 	var out bytes.Buffer
 	aw := tar.NewWriter(&out)
