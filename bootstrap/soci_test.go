@@ -41,7 +41,7 @@ func planFastImagePull(t *testing.T, instanceType string, on bool, cpus int, mem
 	env.CPUs = func() int { return cpus }
 	env.MemoryBytes = func() (int64, error) { return mem, nil }
 	env.DNSNameAttempts, env.DNSNameInterval = 1, 0
-	f, n, err := PlanNode(context.Background(), cfg, env)
+	f, n, err := ComputeNode(context.Background(), cfg, env)
 	must(t, err)
 	return f, n
 }
