@@ -29,6 +29,7 @@ type memFS struct {
 	dirs    map[string]bool
 	written []string // paths the user data wrote, in the order first written
 	sim     *sim
+	hidden  map[string]string // scripts handed to source (hide)
 }
 
 // stdDirs are the directories of every EKS node image.
@@ -121,6 +122,9 @@ func (m *memFS) open(ctx context.Context, p string, flag int, perm os.FileMode) 
 		return nopFile{Writer: hc.Stdout}, nil
 	case "/dev/stderr":
 		return nopFile{Writer: hc.Stderr}, nil
+	}
+	if src, ok := m.hidden[p]; ok && flag&(os.O_WRONLY|os.O_RDWR) == 0 {
+		return nopFile{Reader: strings.NewReader(src)}, nil
 	}
 	p = abs(hc.Dir, p)
 	if flag&(os.O_WRONLY|os.O_RDWR) == 0 {
