@@ -8,6 +8,7 @@ import (
 	"io"
 	"path"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,17 +29,28 @@ const (
 	EksbootPath   = "/usr/bin/eksboot"
 )
 
-// Limits bound an evaluation: the simple commands run, the wall time, the bytes
-// written (files and output), and how deep scripts may start scripts.
+// Limits bound an evaluation (docs/render.md lists them): the simple commands run,
+// the wall time, the bytes written (files and output), how deep scripts may start
+// scripts, what the variables hold together, what one statement may expand to, the
+// bytes commands produce in all (into pipes and substitutions too), how deep
+// functions, source and eval may nest, and how many pipelines and background jobs
+// may run at once. Each is checked before the memory it bounds is taken.
 type Limits struct {
-	Steps  int
-	Time   time.Duration
-	Output int
-	Depth  int
+	Steps     int
+	Time      time.Duration
+	Output    int
+	Depth     int
+	Vars      int
+	Expansion int
+	Data      int
+	Nesting   int
+	Jobs      int
 }
 
-// DefaultLimits are ample for launch tools' scripts and stop a loop within seconds.
-var DefaultLimits = Limits{Steps: 200_000, Time: 5 * time.Second, Output: 4 << 20, Depth: 16}
+// DefaultLimits are ample for launch tools' scripts and stop a loop within seconds,
+// with render's memory under 256 MiB.
+var DefaultLimits = Limits{Steps: 200_000, Time: 5 * time.Second, Output: 4 << 20, Depth: 16,
+	Vars: 4 << 20, Expansion: 16 << 20, Data: 64 << 20, Nesting: 100, Jobs: 256}
 
 // LimitError says the evaluation was stopped by a bound.
 type LimitError struct{ What string }
@@ -137,6 +149,12 @@ type sim struct {
 	timer   *time.Timer
 	left    time.Duration
 	started time.Time
+	// bounds.go's counts
+	guards     []*syntax.Stmt  // the statements the guards measure
+	maxParams  int             // the most bytes of positional parameters set
+	data       int64           // bytes produced by commands
+	goroutines int             // the process's goroutines when the evaluation started
+	funcs      map[string]bool // the names of the functions the scripts declare
 }
 
 func (s *sim) spend(n int) error {
@@ -208,12 +226,21 @@ func Evaluate(ctx context.Context, parts []userdata.Part, opts Options) (*Evalua
 	if opts.Limits.Depth == 0 {
 		opts.Limits.Depth = def.Depth
 	}
+	for _, l := range []struct {
+		v *int
+		d int
+	}{{&opts.Limits.Vars, def.Vars}, {&opts.Limits.Expansion, def.Expansion},
+		{&opts.Limits.Data, def.Data}, {&opts.Limits.Nesting, def.Nesting}, {&opts.Limits.Jobs, def.Jobs}} {
+		if *l.v == 0 {
+			*l.v = l.d
+		}
+	}
 	if opts.Metadata == nil {
 		opts.Metadata = func(string) (string, bool) { return "", false }
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	s := &sim{opts: opts, cancel: cancel, left: opts.Limits.Time, started: time.Now()}
+	s := &sim{opts: opts, cancel: cancel, left: opts.Limits.Time, started: time.Now(), goroutines: runtime.NumGoroutine()}
 	s.timer = time.AfterFunc(opts.Limits.Time, func() {
 		cancel(&LimitError{What: fmt.Sprintf("still running after %s", opts.Limits.Time)})
 	})
@@ -314,6 +341,7 @@ func (s *sim) parse(src []byte, name string) (*syntax.File, []string, error) {
 	if err := sealTests(f, name); err != nil {
 		return nil, nil, err
 	}
+	s.insertGuards(f)
 	return f, dropped, nil
 }
 
@@ -469,24 +497,47 @@ func (s *sim) runScript(ctx context.Context, where, name0 string, src []byte, ar
 // call is the interpreter's CallHandler: it counts steps and keeps builtins that
 // would look at the host's PATH (command -v, type, hash) on the simulated one.
 func (s *sim) call(ctx context.Context, args []string) ([]string, error) {
+	hc := interp.HandlerCtx(ctx)
+	line := int(hc.Pos.Line())
+	switch args[0] {
+	case guardCmd:
+		return args, s.guardStmt(hc, args)
+	case statusCmd:
+		return args, nil
+	}
+	if err := s.checkNesting(args[0], line); err != nil {
+		return nil, err
+	}
+	params := 0
+	for _, a := range args[1:] {
+		params += len(a) + 1
+	}
+	s.maxParams = max(s.maxParams, params)
+	switch args[0] {
+	case "echo":
+		if err := s.produce(params+1, "echo", line); err != nil {
+			return nil, err
+		}
+	case "printf":
+		a := args[1:]
+		if len(a) > 1 && a[0] == "-v" {
+			a = a[2:]
+		}
+		n := printfSize(a, s.opts.Limits.Expansion)
+		if n < 0 {
+			return nil, s.stop(&LimitError{What: fmt.Sprintf("a printf field wider than %d bytes (%s line %d)", s.opts.Limits.Expansion, s.where, line)})
+		}
+		if err := s.produce(n, "printf", line); err != nil {
+			return nil, err
+		}
+	}
 	s.steps++
 	if s.steps > s.opts.Limits.Steps {
 		return nil, s.stop(&LimitError{What: fmt.Sprintf("more than %d commands run", s.opts.Limits.Steps)})
 	}
 	if args[0] == stepCmd {
-		size := 0
-		interp.HandlerCtx(ctx).Env.Each(func(_ string, vr expand.Variable) bool {
-			size += len(vr.Str)
-			for _, v := range vr.List {
-				size += len(v)
-			}
-			for _, v := range vr.Map {
-				size += len(v)
-			}
-			return size <= s.opts.Limits.Output
-		})
-		if size > s.opts.Limits.Output {
-			return nil, s.stop(&LimitError{What: fmt.Sprintf("variables holding more than %d bytes", s.opts.Limits.Output)})
+		if err := s.checkVars(hc.Env, line); err != nil {
+			return nil, err
 		}
 		return []string{":"}, nil
 	}
@@ -517,6 +568,11 @@ func (s *sim) exec(ctx context.Context, where string, args []string) error {
 		return s.capture(hc)
 	case efCmd:
 		return s.ef(hc, args[1:])
+	case guardCmd:
+		code, _ := strconv.Atoi(args[2])
+		return interp.ExitStatus(uint8(code))
+	case statusCmd:
+		return nil
 	case failCmd:
 		fmt.Fprintln(hc.Stderr, args[1])
 		code, _ := strconv.Atoi(args[2])

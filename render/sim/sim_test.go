@@ -134,7 +134,7 @@ func TestEvaluateBounds(t *testing.T) {
 	}{
 		{"endless loop of commands", "while true; do :; done", Limits{Steps: 10_000}, "more than 10000 commands run"},
 		{"endless loop without commands", "while [[ 1 ]]; do ((i++)); done", Limits{Time: 200 * time.Millisecond}, "still running after 200ms"},
-		{"a variable doubling", "x=x; while [[ 1 ]]; do x=$x$x; done", Limits{Output: 1 << 20}, "variables holding more than 1048576 bytes"},
+		{"a variable doubling", "x=x; while [[ 1 ]]; do x=$x$x; done", Limits{Vars: 1 << 20}, "variables holding more than 1048576 bytes"},
 		{"a flood of output", "while true; do echo xxxxxxxxxxxxxxxxxxxx >> /tmp/f; done", Limits{Output: 1 << 16}, "more than 65536 bytes written"},
 		{"a script that runs itself", "printf '#!/bin/bash\\n/tmp/s\\n' > /tmp/s; chmod +x /tmp/s; /tmp/s", Limits{Depth: 5}, "more than 5 deep"},
 	} {

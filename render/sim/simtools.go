@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/big"
 	"path"
 	"regexp"
 	"slices"
@@ -77,6 +78,9 @@ func (t *toolCtx) input(files []string) ([]byte, uint8) {
 }
 
 func (t *toolCtx) write(b []byte) error {
+	if err := t.s.produce(len(b), t.name, int(t.hc.Pos.Line())); err != nil {
+		return err
+	}
 	_, err := t.hc.Stdout.Write(b)
 	return err
 }
@@ -640,15 +644,15 @@ func toolUniq(t *toolCtx, args []string) error {
 }
 
 func toolSeq(t *toolCtx, args []string) error {
-	var n []int
+	var n []*big.Int
 	for _, a := range args {
-		v, err := strconv.Atoi(a)
-		if err != nil {
+		v, ok := new(big.Int).SetString(a, 10)
+		if !ok {
 			return t.unsupported(args)
 		}
 		n = append(n, v)
 	}
-	first, step, last := 1, 1, 0
+	first, step, last := big.NewInt(1), big.NewInt(1), new(big.Int)
 	switch len(n) {
 	case 1:
 		last = n[0]
@@ -659,12 +663,24 @@ func toolSeq(t *toolCtx, args []string) error {
 	default:
 		return t.unsupported(args)
 	}
-	if step == 0 || (last-first)/step > 100_000 {
+	if step.Sign() == 0 {
 		return t.unsupported(args)
 	}
+	// the numbers, (last-first)/step+1, times their width, before any is made
+	count := new(big.Int).Sub(last, first)
+	count.Quo(count, step)
+	if count.Sign() < 0 {
+		return nil
+	}
+	width := max(len(first.String()), len(last.String())) + 1
+	size := new(big.Int).Mul(new(big.Int).Add(count, big.NewInt(1)), big.NewInt(int64(width)))
+	if size.Cmp(big.NewInt(int64(t.s.opts.Limits.Data))) > 0 {
+		return t.s.stop(&LimitError{What: fmt.Sprintf("seq of %s numbers, more than %d bytes (%s)", new(big.Int).Add(count, big.NewInt(1)), t.s.opts.Limits.Data, t.at)})
+	}
 	var b strings.Builder
-	for i := first; (step > 0 && i <= last) || (step < 0 && i >= last); i += step {
-		fmt.Fprintln(&b, i)
+	for i := new(big.Int).Set(first); (step.Sign() > 0 && i.Cmp(last) <= 0) || (step.Sign() < 0 && i.Cmp(last) >= 0); i.Add(i, step) {
+		b.WriteString(i.String())
+		b.WriteByte('\n')
 	}
 	return t.write([]byte(b.String()))
 }
@@ -1100,7 +1116,31 @@ func sedReplace(repl, line string, m []int) string {
 	return b.String()
 }
 
-func runSed(cmds []sedCmd, in []byte, quiet bool) []byte {
+// replLen is the length of sedReplace's answer, without making it.
+func replLen(repl string, m []int) int {
+	n := 0
+	for i := 0; i < len(repl); i++ {
+		switch c := repl[i]; {
+		case c == '&':
+			n += m[1] - m[0]
+		case c == '\\' && i+1 < len(repl):
+			i++
+			if d := repl[i]; d >= '0' && d <= '9' {
+				if g := int(d - '0'); 2*g+1 < len(m) && m[2*g] >= 0 {
+					n += m[2*g+1] - m[2*g]
+				}
+			} else {
+				n++
+			}
+		default:
+			n++
+		}
+	}
+	return n
+}
+
+// runSed runs cmds over in; ok is false when the output would pass limit bytes.
+func runSed(cmds []sedCmd, in []byte, quiet bool, limit int) (_ []byte, ok bool) {
 	ls := lines(in)
 	var out bytes.Buffer
 	for n, l := range ls {
@@ -1131,9 +1171,13 @@ func runSed(cmds []sedCmd, in []byte, quiet bool) []byte {
 				var b strings.Builder
 				last := 0
 				done := false
+				size := out.Len() + len(l)
 				for k, m := range ms {
 					if done || (c.nth > 0 && k+1 != c.nth) {
 						continue
+					}
+					if size += replLen(c.repl, m); size > limit {
+						return nil, false
 					}
 					b.WriteString(l[last:m[0]])
 					b.WriteString(sedReplace(c.repl, l, m))
@@ -1160,7 +1204,11 @@ func runSed(cmds []sedCmd, in []byte, quiet bool) []byte {
 	if len(in) > 0 && in[len(in)-1] != '\n' && len(b) > 0 && !quiet {
 		b = b[:len(b)-1]
 	}
-	return b
+	return b, true
+}
+
+func (t *toolCtx) sedLimit() error {
+	return t.s.stop(&LimitError{What: fmt.Sprintf("sed output of more than %d bytes (%s)", t.s.opts.Limits.Data, t.at)})
 }
 
 // toolSed is sed with -i, -n, -E/-r and -e, running s, d and p commands.
@@ -1206,7 +1254,11 @@ func toolSed(t *toolCtx, args []string) error {
 	}
 	if !inPlace {
 		b, st := t.input(files)
-		if err := t.write(runSed(cmds, b, quiet)); err != nil {
+		out, ok := runSed(cmds, b, quiet, t.s.opts.Limits.Data)
+		if !ok {
+			return t.sedLimit()
+		}
+		if err := t.write(out); err != nil {
 			return err
 		}
 		return status(st)
@@ -1217,7 +1269,10 @@ func toolSed(t *toolCtx, args []string) error {
 		if !ok {
 			return t.errf(2, "can't read %s: No such file or directory", f)
 		}
-		out := runSed(cmds, file.Data, quiet)
+		out, ok := runSed(cmds, file.Data, quiet, t.s.opts.Limits.Output)
+		if !ok {
+			return t.sedLimit()
+		}
 		mode := file.Mode
 		if err := t.s.fs.write(p, out, false, mode); err != nil {
 			return err
