@@ -135,6 +135,21 @@ f
 L=
 while read -r l; do L="$L$l;"; done < <(printf 'a\nb\n')
 /etc/eks/bootstrap.sh "$P" "$L" "$(cat <(echo inner))"`},
+	{"issue 24: printf -v of a lowered value", `value=PlatForm
+printf -v L1 '%s=%s' team "${value,,}"
+n=L2; printf -v "$n" '%s\n' kept
+eval 'printf -v L3 -- "%s-%s" a b'
+f() { local L4; printf -v L4 '%03d' 7; G=$L4; }; f
+printf -v 'A[1]' '%s' elem
+/etc/eks/bootstrap.sh c --kubelet-extra-args "--node-labels=$L1" "$L2" "$L3" "$G" "${A[1]}" "${L4-unset}"`},
+	{"issue 24: case modification", `v=hello-World
+/etc/eks/bootstrap.sh "${v,,}" "${v^^}" "${v,}" "${v^}" "${v^^[lo]}" "${v,,[W]}"`},
+	{"issue 24: a Latin-1 byte in a comment and a value", "# r\xe9sum\xe9 of the node\nV=caf\xe9\n/etc/eks/bootstrap.sh \"$V\" \"${#V}\""},
+	{"issue 24: xargs", `A=$(printf '%s\n' a=1 b=2 | xargs | tr ' ' ,)
+B=$(printf 'x y z\n' | xargs -n 2 echo pair)
+C=$(printf 'one\ntwo\n' | xargs -I {} echo '<{}>')
+D=$(printf 'p q\0r\0' | xargs -0 printf '[%s]')
+/etc/eks/bootstrap.sh "$A" "$B" "$C" "$D"`},
 	{"continuation lines", "/etc/eks/bootstrap.sh c \\\n  --apiserver-endpoint https://x.example.com \\\n  --kubelet-extra-args '--a --b' \\\n  --dns-cluster-ip 10.100.0.10"},
 }
 

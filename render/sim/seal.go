@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"regexp"
 	"strings"
+	"sync"
+	"unicode/utf8"
 
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/interp"
@@ -106,6 +109,11 @@ func (s *sim) refuse(hc interp.HandlerContext, what string) error {
 	return s.stop(&NotSimulatedError{Where: fmt.Sprintf("%s line %d", s.where, hc.Pos.Line()), What: what})
 }
 
+// refuseTool stops the evaluation: the program's call is not simulated.
+func (s *sim) refuseTool(t *toolCtx, what string) error {
+	return s.stop(&NotSimulatedError{Where: t.at, What: what})
+}
+
 // failCmd prints its first argument to standard error and exits with the second.
 const failCmd = "eksboot-render-fail"
 
@@ -167,8 +175,115 @@ func (s *sim) routeCall(ctx context.Context, args []string) ([]string, error) {
 		return slicesDelete(args, "-P", "-L"), nil
 	case "[", "test":
 		return s.routeTest(hc, args)
+	case "printf":
+		if len(args) > 1 && args[1] == "--" {
+			args = append([]string{"printf"}, args[2:]...)
+		}
+		if len(args) > 3 && args[1] == "-v" {
+			return s.printfV(args)
+		}
 	}
 	return args, nil
+}
+
+var printfName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?$`) })
+
+// printfV runs `printf -v NAME FORMAT ARGS...`, which the interpreter lacks: the
+// output, formatted as its printf would, is assigned by eval (so that a local NAME
+// stays local, as in bash).
+func (s *sim) printfV(args []string) ([]string, error) {
+	name, format, rest := args[2], args[3], args[4:]
+	if rest2 := args[3:]; format == "--" && len(rest2) > 1 {
+		format, rest = rest2[1], rest2[2:]
+	}
+	if !printfName().MatchString(name) {
+		return []string{failCmd, fmt.Sprintf("printf: `%s': not a valid identifier", name), "2"}, nil
+	}
+	var b strings.Builder
+	for {
+		out, n, err := expand.Format(nil, format, rest)
+		if err != nil {
+			return []string{failCmd, "printf: " + err.Error(), "1"}, nil
+		}
+		b.WriteString(out)
+		rest = rest[n:]
+		if n == 0 || len(rest) == 0 {
+			break
+		}
+	}
+	return []string{"eval", name + "=" + quoteBytes(b.String())}, nil
+}
+
+// quoteBytes is s as one bash word, byte for byte: $'...' with every byte but
+// letters and digits escaped.
+func quoteBytes(s string) string {
+	var b strings.Builder
+	b.WriteString("$'")
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.' || c == '=' || c == ',' {
+			b.WriteByte(c)
+		} else {
+			fmt.Fprintf(&b, "\\x%02x", c)
+		}
+	}
+	b.WriteString("'")
+	return b.String()
+}
+
+// escapeBytes makes a script valid UTF-8 for the parser, as bash reads bytes: a
+// byte that is not part of a UTF-8 character (a Latin-1 é) becomes the private-use
+// character U+F700+byte, which unescapeBytes turns back into the byte wherever a
+// value leaves the interpreter (bootstrap.sh's words, files written).
+func escapeBytes(src []byte) []byte {
+	if utf8.Valid(src) {
+		return src
+	}
+	out := make([]byte, 0, len(src)+16)
+	for len(src) > 0 {
+		r, n := utf8.DecodeRune(src)
+		if r == utf8.RuneError && n == 1 {
+			out = utf8.AppendRune(out, 0xF700+rune(src[0]))
+		} else {
+			out = append(out, src[:n]...)
+		}
+		src = src[n:]
+	}
+	return out
+}
+
+func unescapeBytes(s string) string {
+	if !hasEscaped(s) {
+		return s
+	}
+	b := make([]byte, 0, len(s))
+	for len(s) > 0 {
+		r, n := utf8.DecodeRuneInString(s)
+		if r >= 0xF780 && r <= 0xF7FF {
+			b = append(b, byte(r-0xF700))
+		} else {
+			b = append(b, s[:n]...)
+		}
+		s = s[n:]
+	}
+	return string(b)
+}
+
+func hasEscaped(s string) bool {
+	for _, r := range s {
+		if r >= 0xF780 && r <= 0xF7FF {
+			return true
+		}
+	}
+	return false
+}
+
+func unescapeAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = unescapeBytes(s)
+	}
+	return out
 }
 
 func isRouted(name string) bool {

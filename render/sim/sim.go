@@ -283,12 +283,11 @@ var bootEnv = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/
 // output); an input one, <(...), runs first, its output in a simulated file named
 // by the word (bash runs it alongside the reader, which sees the same bytes).
 func parseScript(src []byte, name string) (*syntax.File, []string, error) {
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(bytes.NewReader(src), name)
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(bytes.NewReader(escapeBytes(src)), name)
 	if err != nil {
 		return nil, nil, err
 	}
 	lazyWords(f)
-	printfV(f)
 	countLoops(f)
 	var bad error
 	var dropped []string
@@ -415,31 +414,6 @@ func countLoops(f *syntax.File) {
 			l.Do = append([]*syntax.Stmt{step(l.DoPos)}, l.Do...)
 		}
 		return true
-	})
-}
-
-// printfV turns `printf -v NAME FORMAT ARGS...`, which the interpreter lacks, into
-// NAME=$(printf FORMAT ARGS...) (bash keeps trailing newlines, which this drops).
-func printfV(f *syntax.File) {
-	syntax.Walk(f, func(n syntax.Node) bool {
-		ce, ok := n.(*syntax.CallExpr)
-		if !ok || len(ce.Args) < 4 || ce.Args[0].Lit() != "printf" || ce.Args[1].Lit() != "-v" {
-			return true
-		}
-		name := ce.Args[2].Lit()
-		if !syntax.ValidName(name) {
-			return true
-		}
-		sub := &syntax.CmdSubst{Left: ce.Args[0].Pos(), Right: ce.End(), Stmts: []*syntax.Stmt{{
-			Position: ce.Args[0].Pos(),
-			Cmd:      &syntax.CallExpr{Args: append([]*syntax.Word{ce.Args[0]}, ce.Args[3:]...)},
-		}}}
-		ce.Assigns = append(ce.Assigns, &syntax.Assign{
-			Name:  &syntax.Lit{ValuePos: ce.Args[2].Pos(), ValueEnd: ce.Args[2].End(), Value: name},
-			Value: &syntax.Word{Parts: []syntax.WordPart{&syntax.DblQuoted{Left: ce.Args[0].Pos(), Right: ce.End(), Parts: []syntax.WordPart{sub}}}},
-		})
-		ce.Args = nil
-		return false
 	})
 }
 
@@ -589,7 +563,7 @@ func (s *sim) exec(ctx context.Context, where string, args []string) error {
 		return s.bootstrap(ctx, hc, at, line, args[1:])
 	case p == EksbootPath || name == "eksboot":
 		if s.eksboot != nil && len(args) > 1 && args[1] == "bootstrap" {
-			*s.eksboot = append([]string{}, args[2:]...)
+			*s.eksboot = unescapeAll(args[2:])
 			s.eksEnv = environMap(hc.Env)
 			return nil
 		}
@@ -676,7 +650,7 @@ func (s *sim) lookPath(hc interp.HandlerContext, args []string) error {
 // bootstrap captures a bootstrap.sh call and runs the image's shim, which ends in
 // `exec eksboot bootstrap ...`.
 func (s *sim) bootstrap(ctx context.Context, hc interp.HandlerContext, at string, line int, args []string) error {
-	c := Call{Part: s.part, Where: at, Line: line, Args: append([]string{}, args...), Env: environMap(hc.Env)}
+	c := Call{Part: s.part, Where: at, Line: line, Args: unescapeAll(args), Env: environMap(hc.Env)}
 	if shim, ok := s.fs.files[BootstrapPath]; ok {
 		var got []string
 		prev := s.eksboot
@@ -824,7 +798,7 @@ func environMap(env expand.Environ) map[string]string {
 	m := map[string]string{}
 	env.Each(func(name string, vr expand.Variable) bool {
 		if vr.Exported && vr.IsSet() {
-			m[name] = vr.String()
+			m[name] = unescapeBytes(vr.String())
 		}
 		return true
 	})

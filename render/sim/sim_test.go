@@ -104,7 +104,7 @@ func TestEvaluateReportsWhatIsKnownOnlyAtBoot(t *testing.T) {
 		{"a program not simulated", "X=$(aws ssm get-parameter --name p)\n/etc/eks/bootstrap.sh \"$X\"", "the output of aws ssm get-parameter --name p (part 1 (text/x-shellscript) line 1)"},
 		{"an IMDS path the instance lacks", "T=$(curl -s http://169.254.169.254/latest/meta-data/tags/instance/Name)\n/etc/eks/bootstrap.sh c --k $T", "IMDS meta-data/tags/instance/Name"},
 		{"a download", "/etc/eks/bootstrap.sh c --k \"$(curl -s https://example.com/flags)\"", "the answer of https://example.com/flags"},
-		{"through a file", "echo '{}' > /etc/conf.json\njq -r '.name | ascii_downcase' /etc/conf.json > /tmp/name\n/etc/eks/bootstrap.sh \"$(cat /tmp/name)\"", "the output of jq -r '.name | ascii_downcase' /etc/conf.json"},
+		{"through a file", "echo '{}' > /etc/conf.json\nyq -r '.name' /etc/conf.json > /tmp/name\n/etc/eks/bootstrap.sh \"$(cat /tmp/name)\"", "the output of yq -r .name /etc/conf.json"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ev := evaluate(t, script(tc.in), Options{})
@@ -118,8 +118,8 @@ func TestEvaluateReportsWhatIsKnownOnlyAtBoot(t *testing.T) {
 			}
 		})
 	}
-	ev := evaluate(t, script("systemctl restart foo\nyum install -y jq\njq keys /x\n/etc/eks/bootstrap.sh c\n"), Options{})
-	if want := []string{"systemctl", "yum", "jq keys /x"}; !reflect.DeepEqual(ev.NotSimulated, want) {
+	ev := evaluate(t, script("systemctl restart foo\nyum install -y jq\nyq keys /x\n/etc/eks/bootstrap.sh c\n"), Options{})
+	if want := []string{"systemctl", "yum", "yq"}; !reflect.DeepEqual(ev.NotSimulated, want) {
 		t.Errorf("not simulated %q, want %q", ev.NotSimulated, want)
 	}
 }

@@ -80,6 +80,9 @@ func (m *memFS) read(p string) ([]byte, bool) {
 // write replaces (or appends to) p, within the run's output budget.
 func (m *memFS) write(p string, b []byte, appendTo bool, mode fs.FileMode) error {
 	p = path.Clean(p)
+	if s := string(b); hasEscaped(s) {
+		b = []byte(unescapeBytes(s))
+	}
 	if err := m.sim.spend(len(b)); err != nil {
 		return err
 	}

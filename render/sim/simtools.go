@@ -121,7 +121,7 @@ func init() {
 		"mv": toolMv, "cp": toolCp, "touch": toolTouch, "wc": toolWc, "sort": toolSort, "uniq": toolUniq,
 		"base64": toolBase64, "sleep": toolNop, "sync": toolNop, "logger": toolNop, "ln": toolLn,
 		"curl": toolCurl, "wget": toolWget, "ec2-metadata": toolEC2Metadata, "imds": toolIMDS, "which": toolWhich,
-		"seq": toolSeq, "jq": toolJQ,
+		"seq": toolSeq, "jq": toolJQ, "xargs": toolXargs, "echo": toolEcho, "printf": toolPrintf,
 	}
 }
 
