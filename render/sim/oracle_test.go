@@ -145,6 +145,10 @@ printf -v 'A[1]' '%s' elem
 	{"issue 24: case modification", `v=hello-World
 /etc/eks/bootstrap.sh "${v,,}" "${v^^}" "${v,}" "${v^}" "${v^^[lo]}" "${v,,[W]}"`},
 	{"issue 24: a Latin-1 byte in a comment and a value", "# r\xe9sum\xe9 of the node\nV=caf\xe9\n/etc/eks/bootstrap.sh \"$V\" \"${#V}\""},
+	{"issue 24: jq to_entries", `L=$(echo '{"labels":{"team":"ml","tier":"gpu"}}' | jq -r '.labels | to_entries | map("\(.key)=\(.value)") | join(",")')
+N=$(printf '{"a":[1,2,{"b":"x"}]}' | jq -c '.a[2]')
+K=$(echo '{"z":1,"a":2}' | jq -r 'keys | join(" ")')
+/etc/eks/bootstrap.sh c --kubelet-extra-args "--node-labels=$L" "$N" "$K"`},
 	{"issue 24: xargs", `A=$(printf '%s\n' a=1 b=2 | xargs | tr ' ' ,)
 B=$(printf 'x y z\n' | xargs -n 2 echo pair)
 C=$(printf 'one\ntwo\n' | xargs -I {} echo '<{}>')

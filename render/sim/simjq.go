@@ -4,220 +4,465 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
+	"math"
+	"math/big"
+	"regexp"
+	"sort"
+	"strconv"
 	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/itchyny/gojq"
 )
 
-// jqValue is a JSON value that keeps its objects' key order, as jq does.
-type jqValue struct {
-	obj  []jqMember // an object when isObj
-	raw  json.RawMessage
-	isOb bool
-}
-
-type jqMember struct {
-	key string
-	val jqValue
-}
-
-func decodeJQ(dec *json.Decoder) (jqValue, error) {
-	var raw json.RawMessage
-	if err := dec.Decode(&raw); err != nil {
-		return jqValue{}, err
-	}
-	return fromRaw(raw)
-}
-
-func fromRaw(raw json.RawMessage) (jqValue, error) {
-	t := bytes.TrimSpace(raw)
-	if len(t) == 0 || t[0] != '{' {
-		return jqValue{raw: t}, nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(t))
-	if _, err := dec.Token(); err != nil {
-		return jqValue{}, err
-	}
-	v := jqValue{isOb: true}
-	for dec.More() {
-		k, err := dec.Token()
-		if err != nil {
-			return jqValue{}, err
-		}
-		var m json.RawMessage
-		if err := dec.Decode(&m); err != nil {
-			return jqValue{}, err
-		}
-		mv, err := fromRaw(m)
-		if err != nil {
-			return jqValue{}, err
-		}
-		v.set(k.(string), mv)
-	}
-	return v, nil
-}
-
-func (v *jqValue) set(k string, x jqValue) {
-	for i := range v.obj {
-		if v.obj[i].key == k {
-			v.obj[i].val = x
-			return
-		}
-	}
-	v.obj = append(v.obj, jqMember{k, x})
-}
-
-func (v jqValue) get(k string) (jqValue, bool) {
-	for _, m := range v.obj {
-		if m.key == k {
-			return m.val, true
-		}
-	}
-	return jqValue{raw: json.RawMessage("null")}, false
-}
-
-// merge is jq's `a * b`: objects merged recursively, b winning elsewhere.
-func merge(a, b jqValue) jqValue {
-	if !a.isOb || !b.isOb {
-		return b
-	}
-	out := jqValue{isOb: true, obj: append([]jqMember{}, a.obj...)}
-	for _, m := range b.obj {
-		if old, ok := out.get(m.key); ok {
-			out.set(m.key, merge(old, m.val))
-		} else {
-			out.set(m.key, m.val)
-		}
-	}
-	return out
-}
-
-// format writes v as jq prints it: two-space indent, or compact.
-func (v jqValue) format(b *bytes.Buffer, indent string, compact bool) {
-	if !v.isOb {
-		var out bytes.Buffer
-		var err error
-		if compact {
-			err = json.Compact(&out, v.raw)
-		} else {
-			err = json.Indent(&out, v.raw, indent, "  ")
-		}
-		if err != nil {
-			b.Write(v.raw)
-			return
-		}
-		b.Write(out.Bytes())
-		return
-	}
-	if len(v.obj) == 0 {
-		b.WriteString("{}")
-		return
-	}
-	b.WriteByte('{')
-	for i, m := range v.obj {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		if !compact {
-			b.WriteString("\n" + indent + "  ")
-		}
-		k, _ := json.Marshal(m.key)
-		b.Write(k)
-		b.WriteByte(':')
-		if !compact {
-			b.WriteByte(' ')
-		}
-		m.val.format(b, indent+"  ", compact)
-	}
-	if !compact {
-		b.WriteString("\n" + indent)
-	}
-	b.WriteByte('}')
-}
+// jq is simulated by github.com/itchyny/gojq, the whole jq language, with one
+// difference from jq that matters to bash: gojq keeps objects as maps, sorted by key,
+// where jq keeps their keys in the order read. So the order is restored when the
+// output is printed (each key where it first appeared in the input, keys the program
+// made after them, sorted), and refused, naming jq, where it cannot be: an output
+// object whose keys the input had in different orders, or a program that iterates
+// over an input object whose keys are not sorted (.[], to_entries, keys_unsorted,
+// tojson and their kin).
 
 // jqOpts are the options of jq that are simulated.
 type jqOpts struct {
-	slurp, raw, compact bool
-	prog                string
-	files               []string
+	slurp, raw, compact, join, null, exit, tab, sortKeys bool
+	prog                                                 string
+	files                                                []string
+	names                                                []string
+	values                                               []any
 }
 
-// parseJQ reads jq's arguments; ok is false for an option or program not simulated:
-// `.`, a path such as `.a.b`, and `-s '.[0] * .[1]'`.
-func parseJQ(args []string) (jqOpts, bool) {
+func parseJQ(args []string) (jqOpts, string) {
 	var o jqOpts
-	flags := map[rune]*bool{'s': &o.slurp, 'r': &o.raw, 'c': &o.compact, 'e': new(bool), 'M': new(bool)}
-	for _, a := range args {
+	flags := map[rune]*bool{'s': &o.slurp, 'r': &o.raw, 'c': &o.compact, 'j': &o.join, 'n': &o.null, 'e': &o.exit, 'S': &o.sortKeys, 'M': new(bool), 'C': new(bool)}
+	long := map[string]*bool{"--slurp": &o.slurp, "--raw-output": &o.raw, "--compact-output": &o.compact, "--join-output": &o.join,
+		"--null-input": &o.null, "--exit-status": &o.exit, "--tab": &o.tab, "--sort-keys": &o.sortKeys, "--monochrome-output": new(bool)}
+	progSet := false
+	for i := 0; i < len(args); i++ {
+		a := args[i]
 		switch {
-		case o.prog == "" && strings.HasPrefix(a, "--"):
-			return o, false
-		case o.prog == "" && len(a) > 1 && a[0] == '-':
+		case a == "--arg" || a == "--argjson":
+			if i+2 >= len(args) {
+				return o, a + " without a name and value"
+			}
+			v := any(args[i+2])
+			if a == "--argjson" {
+				if err := json.Unmarshal([]byte(args[i+2]), &v); err != nil {
+					return o, "--argjson with a value that is not JSON"
+				}
+				v = normalize(v)
+			}
+			o.names, o.values = append(o.names, "$"+args[i+1]), append(o.values, v)
+			i += 2
+		case strings.HasPrefix(a, "--") && long[a] != nil:
+			*long[a] = true
+		case strings.HasPrefix(a, "--"):
+			return o, "the option " + a
+		case len(a) > 1 && a[0] == '-':
 			for _, c := range a[1:] {
 				f, ok := flags[c]
 				if !ok {
-					return o, false
+					return o, "the option -" + string(c)
 				}
 				*f = true
 			}
-		case o.prog == "":
-			o.prog = strings.TrimSpace(a)
+		case !progSet:
+			o.prog, progSet = a, true
 		default:
 			o.files = append(o.files, a)
 		}
 	}
-	if o.slurp {
-		return o, o.merge()
+	if !progSet {
+		return o, "jq without a program"
 	}
-	return o, o.prog == "." || jqPath().MatchString(o.prog)
+	return o, ""
 }
 
-func (o jqOpts) merge() bool { return o.slurp && (o.prog == ".[0] * .[1]" || o.prog == ".[0]*.[1]") }
+// normalize makes encoding/json's numbers gojq's (int where integral).
+func normalize(v any) any {
+	switch v := v.(type) {
+	case float64:
+		if v == math.Trunc(v) && math.Abs(v) < 1<<53 {
+			return int(v)
+		}
+	case []any:
+		for i := range v {
+			v[i] = normalize(v[i])
+		}
+	case map[string]any:
+		for k := range v {
+			v[k] = normalize(v[k])
+		}
+	}
+	return v
+}
 
-// toolJQ is jq for the programs launch tools' scripts use (parseJQ); anything else
-// is not simulated.
+// keyOrder is where each key first appeared in the input, and which keys the input
+// had in different orders.
+type keyOrder struct {
+	index    map[string]int
+	unsorted bool            // an input object's keys were not sorted
+	mixed    map[string]bool // keys met in different orders
+}
+
+// decode reads the JSON values of in, noting the order of their objects' keys.
+func (ko *keyOrder) decode(in []byte) ([]any, error) {
+	dec := json.NewDecoder(bytes.NewReader(in))
+	dec.UseNumber()
+	var vals []any
+	for {
+		v, err := ko.value(dec)
+		if err == io.EOF {
+			return vals, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		vals = append(vals, v)
+	}
+}
+
+func (ko *keyOrder) value(dec *json.Decoder) (any, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	switch t := tok.(type) {
+	case json.Delim:
+		switch t {
+		case '{':
+			m := map[string]any{}
+			var keys []string
+			for dec.More() {
+				k, err := dec.Token()
+				if err != nil {
+					return nil, err
+				}
+				key, _ := k.(string)
+				v, err := ko.value(dec)
+				if err != nil {
+					return nil, err
+				}
+				m[key] = v
+				keys = append(keys, key)
+			}
+			if _, err := dec.Token(); err != nil {
+				return nil, err
+			}
+			ko.note(keys)
+			return m, nil
+		case '[':
+			a := []any{}
+			for dec.More() {
+				v, err := ko.value(dec)
+				if err != nil {
+					return nil, err
+				}
+				a = append(a, v)
+			}
+			if _, err := dec.Token(); err != nil {
+				return nil, err
+			}
+			return a, nil
+		}
+	case json.Number:
+		if i, err := strconv.Atoi(t.String()); err == nil {
+			return i, nil
+		}
+		if b, ok := new(big.Int).SetString(t.String(), 10); ok {
+			return b, nil
+		}
+		f, err := t.Float64()
+		return f, err
+	}
+	return tok, nil
+}
+
+func (ko *keyOrder) note(keys []string) {
+	if !sort.StringsAreSorted(keys) {
+		ko.unsorted = true
+	}
+	last := -1
+	for _, k := range keys {
+		i, ok := ko.index[k]
+		if !ok {
+			i = len(ko.index)
+			ko.index[k] = i
+		}
+		if i < last {
+			for _, k := range keys {
+				ko.mixed[k] = true
+			}
+		}
+		last = max(last, i)
+	}
+}
+
+// iterating finds the jq builtins and forms that see an object's keys in order.
+var iterating = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\[\s*\]|\bto_entries\b|\bwith_entries\b|\bkeys_unsorted\b|\bmap_values\b|\.\.|\bpaths\b|\btostream\b|\btojson\b|@json|@text|@csv|@tsv|@sh|\badd\b|\bleaf_paths\b|\bgetpath\b|\bpick\b|\bany\b|\ball\b|\bmin_by\b|\bmax_by\b|\bfirst\b|\blast\b|\blimit\b|\bnth\b|\buntil\b|\brecurse\b|\bwalk\b|\benv\b|\$ENV|\binput|\bdebug\b|\bstderr\b|\btostring\b|\bascii\b|\bimplode\b|\bsplits\b|\bltrimstr\b|\brtrimstr\b|\bdel\b|\bto_array\b|\bfrom_entries\b`)
+})
+
+// toolJQ is jq (gojq's language) over the simulated files and pipes.
 func toolJQ(t *toolCtx, args []string) error {
-	o, ok := parseJQ(args)
-	if !ok {
-		return t.unsupported(args)
+	o, bad := parseJQ(args)
+	if bad != "" {
+		return t.s.refuseTool(t, "jq: "+bad)
+	}
+	q, err := gojq.Parse(o.prog)
+	if err != nil {
+		fmt.Fprintf(t.hc.Stderr, "jq: error: %v\njq: 1 compile error\n", err)
+		return statusErr(3)
+	}
+	code, err := gojq.Compile(q, gojq.WithVariables(o.names), gojq.WithEnvironLoader(func() []string { return nil }))
+	if err != nil {
+		fmt.Fprintf(t.hc.Stderr, "jq: error: %v\njq: 1 compile error\n", err)
+		return statusErr(3)
 	}
 	in, st := t.input(o.files)
 	if st != 0 {
 		return statusErr(2)
 	}
-	dec := json.NewDecoder(bytes.NewReader(in))
-	var vals []jqValue
-	for dec.More() {
-		v, err := decodeJQ(dec)
-		if err != nil {
-			fmt.Fprintf(t.hc.Stderr, "jq: error (at <stdin>): %v\n", err)
-			return statusErr(2)
-		}
-		vals = append(vals, v)
+	ko := &keyOrder{index: map[string]int{}, mixed: map[string]bool{}}
+	vals, err := ko.decode(in)
+	if err != nil {
+		fmt.Fprintf(t.hc.Stderr, "jq: error (at <stdin>:0): Cannot parse input: %v\n", err)
+		return statusErr(2)
 	}
-	var results []jqValue
+	if ko.unsorted && !o.sortKeys && iterating().MatchString(o.prog) {
+		return t.s.refuseTool(t, "jq "+shorten(o.prog, 40)+" over an object whose keys are not sorted (gojq, which render runs, sorts them where jq keeps their order)")
+	}
 	switch {
-	case o.merge() && len(vals) == 2:
-		results = []jqValue{merge(vals[0], vals[1])}
-	case o.merge():
-		return t.unsupported(args)
-	case o.prog == ".":
-		results = vals
-	default:
-		for _, v := range vals {
-			cur := v
-			for _, k := range strings.Split(o.prog[1:], ".") {
-				cur, _ = cur.get(k)
-			}
-			results = append(results, cur)
-		}
+	case o.null:
+		vals = []any{nil}
+	case o.slurp:
+		vals = []any{append([]any{}, vals...)}
 	}
 	var b bytes.Buffer
-	for _, r := range results {
-		var str string
-		if o.raw && !r.isOb && len(r.raw) > 0 && r.raw[0] == '"' && json.Unmarshal(r.raw, &str) == nil {
-			b.WriteString(str)
-		} else {
-			r.format(&b, "", o.compact)
+	status := uint8(0)
+	var last any = true
+	for _, v := range vals {
+		iter := code.RunWithContext(t.ctx, v, o.values...)
+		for {
+			r, ok := iter.Next()
+			if !ok {
+				break
+			}
+			if err, ok := r.(error); ok {
+				var he *gojq.HaltError
+				if asHalt(err, &he) {
+					return statusErr(uint8(he.ExitCode()))
+				}
+				fmt.Fprintf(t.hc.Stderr, "jq: error (at <stdin>:0): %v\n", err)
+				status = 5
+				break
+			}
+			last = r
+			if s, ok := r.(string); ok && (o.raw || o.join) {
+				b.WriteString(s)
+			} else if err := (&jqEncoder{b: &b, ko: ko, compact: o.compact, tab: o.tab, sort: o.sortKeys}).encode(r, ""); err != nil {
+				return t.s.refuseTool(t, "jq "+shorten(o.prog, 40)+": "+err.Error())
+			}
+			if !o.join {
+				b.WriteByte('\n')
+			}
+			if b.Len() > t.s.opts.Limits.Output {
+				return t.s.stop(&LimitError{What: fmt.Sprintf("jq output of more than %d bytes (%s)", t.s.opts.Limits.Output, t.at)})
+			}
 		}
-		b.WriteByte('\n')
 	}
-	return t.write(b.Bytes())
+	if err := t.write(b.Bytes()); err != nil {
+		return err
+	}
+	if o.exit && status == 0 && (last == nil || last == false) {
+		status = 1
+	}
+	return statusErr2(status)
+}
+
+func statusErr2(code uint8) error {
+	if code == 0 {
+		return nil
+	}
+	return statusErr(code)
+}
+
+func asHalt(err error, he **gojq.HaltError) bool {
+	h, ok := err.(*gojq.HaltError)
+	if ok {
+		*he = h
+	}
+	return ok
+}
+
+// jqEncoder prints values as jq does: two-space indentation (or a tab, or compact),
+// keys in the input's order, strings escaped as jq escapes them.
+type jqEncoder struct {
+	b                  *bytes.Buffer
+	ko                 *keyOrder
+	compact, tab, sort bool
+}
+
+func (e *jqEncoder) encode(v any, indent string) error {
+	step := "  "
+	if e.tab {
+		step = "\t"
+	}
+	switch v := v.(type) {
+	case nil:
+		e.b.WriteString("null")
+	case bool:
+		e.b.WriteString(strconv.FormatBool(v))
+	case int:
+		e.b.WriteString(strconv.Itoa(v))
+	case *big.Int:
+		e.b.WriteString(v.String())
+	case float64:
+		e.b.WriteString(jqNumber(v))
+	case json.Number:
+		e.b.WriteString(v.String())
+	case string:
+		jqString(e.b, v)
+	case []any:
+		if len(v) == 0 {
+			e.b.WriteString("[]")
+			return nil
+		}
+		e.b.WriteByte('[')
+		for i, x := range v {
+			if i > 0 {
+				e.b.WriteByte(',')
+			}
+			if !e.compact {
+				e.b.WriteString("\n" + indent + step)
+			}
+			if err := e.encode(x, indent+step); err != nil {
+				return err
+			}
+		}
+		if !e.compact {
+			e.b.WriteString("\n" + indent)
+		}
+		e.b.WriteByte(']')
+	case map[string]any:
+		if len(v) == 0 {
+			e.b.WriteString("{}")
+			return nil
+		}
+		keys, err := e.order(v)
+		if err != nil {
+			return err
+		}
+		e.b.WriteByte('{')
+		for i, k := range keys {
+			if i > 0 {
+				e.b.WriteByte(',')
+			}
+			if !e.compact {
+				e.b.WriteString("\n" + indent + step)
+			}
+			jqString(e.b, k)
+			e.b.WriteByte(':')
+			if !e.compact {
+				e.b.WriteByte(' ')
+			}
+			if err := e.encode(v[k], indent+step); err != nil {
+				return err
+			}
+		}
+		if !e.compact {
+			e.b.WriteString("\n" + indent)
+		}
+		e.b.WriteByte('}')
+	default:
+		return fmt.Errorf("a value of type %T", v)
+	}
+	return nil
+}
+
+// order is the keys of m as jq would print them.
+func (e *jqEncoder) order(m map[string]any) ([]string, error) {
+	keys := make([]string, 0, len(m))
+	mixed, made := 0, 0
+	for k := range m {
+		keys = append(keys, k)
+		if e.ko.mixed[k] {
+			mixed++
+		}
+		if _, ok := e.ko.index[k]; !ok {
+			made++
+		}
+	}
+	sort.Strings(keys)
+	if e.sort || len(keys) < 2 {
+		return keys, nil
+	}
+	if mixed > 1 {
+		return nil, fmt.Errorf("an object whose keys the input has in different orders (gojq, which render runs, sorts them where jq keeps their order)")
+	}
+	if made > 1 {
+		return nil, fmt.Errorf("an object with keys the program made (gojq, which render runs, sorts them where jq keeps the program's order)")
+	}
+	sort.SliceStable(keys, func(i, j int) bool {
+		a, aok := e.ko.index[keys[i]]
+		b, bok := e.ko.index[keys[j]]
+		switch {
+		case aok && bok:
+			return a < b
+		case aok != bok:
+			return aok
+		}
+		return false
+	})
+	return keys, nil
+}
+
+// jqNumber prints a float as jq 1.6 and 1.7 do for the values scripts meet.
+func jqNumber(f float64) string {
+	switch {
+	case math.IsNaN(f):
+		return "null"
+	case math.IsInf(f, 1):
+		return "1.7976931348623157e+308"
+	case math.IsInf(f, -1):
+		return "-1.7976931348623157e+308"
+	case f == math.Trunc(f) && math.Abs(f) < 1e17:
+		return strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	return strconv.FormatFloat(f, 'g', 17, 64)
+}
+
+// jqString writes s as a JSON string, escaped as jq escapes it.
+func jqString(b *bytes.Buffer, s string) {
+	b.WriteByte('"')
+	for len(s) > 0 {
+		r, n := utf8.DecodeRuneInString(s)
+		switch {
+		case r == '"':
+			b.WriteString(`\"`)
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\b':
+			b.WriteString(`\b`)
+		case r == '\f':
+			b.WriteString(`\f`)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(b, `\u%04x`, r)
+		case r == utf8.RuneError && n == 1:
+			b.WriteString("\ufffd")
+		default:
+			b.WriteString(s[:n])
+		}
+		s = s[n:]
+	}
+	b.WriteByte('"')
 }
