@@ -21,8 +21,8 @@ import (
 // difference from jq that matters to bash: gojq keeps objects as maps, sorted by key,
 // where jq keeps their keys in the order read. So the order is restored when the
 // output is printed (each key where it first appeared in the input, keys the program
-// made after them, sorted), and refused, naming jq, where it cannot be: an output
-// object whose keys the input had in different orders, or a program that iterates
+// made after them), and refused, naming jq, where it cannot be: an output object
+// whose keys the input had in different orders, or a program that iterates
 // over an input object whose keys are not sorted (.[], to_entries, keys_unsorted,
 // tojson and their kin).
 
@@ -104,8 +104,9 @@ func normalize(v any) any {
 // had in different orders.
 type keyOrder struct {
 	index    map[string]int
-	unsorted bool            // an input object's keys were not sorted
-	mixed    map[string]bool // keys met in different orders
+	unsorted bool                // an input object's keys were not sorted
+	objects  map[string][]string // an input object's keys, by its sorted keys
+	twice    map[string]bool     // key sets the input has in two orders
 }
 
 // decode reads the JSON values of in, noting the order of their objects' keys.
@@ -185,20 +186,23 @@ func (ko *keyOrder) note(keys []string) {
 	if !sort.StringsAreSorted(keys) {
 		ko.unsorted = true
 	}
-	last := -1
 	for _, k := range keys {
-		i, ok := ko.index[k]
-		if !ok {
-			i = len(ko.index)
-			ko.index[k] = i
+		if _, ok := ko.index[k]; !ok {
+			ko.index[k] = len(ko.index)
 		}
-		if i < last {
-			for _, k := range keys {
-				ko.mixed[k] = true
-			}
-		}
-		last = max(last, i)
 	}
+	sig := keySet(keys)
+	if old, ok := ko.objects[sig]; ok && strings.Join(old, "\x00") != strings.Join(keys, "\x00") {
+		ko.twice[sig] = true
+	}
+	ko.objects[sig] = keys
+}
+
+// keySet names a set of keys whatever their order.
+func keySet(keys []string) string {
+	s := append([]string{}, keys...)
+	sort.Strings(s)
+	return strings.Join(s, "\x00")
 }
 
 // iterating finds the jq builtins and forms that see an object's keys in order.
@@ -226,7 +230,7 @@ func toolJQ(t *toolCtx, args []string) error {
 	if st != 0 {
 		return statusErr(2)
 	}
-	ko := &keyOrder{index: map[string]int{}, mixed: map[string]bool{}}
+	ko := &keyOrder{index: map[string]int{}, objects: map[string][]string{}, twice: map[string]bool{}}
 	vals, err := ko.decode(in)
 	if err != nil {
 		fmt.Fprintf(t.hc.Stderr, "jq: error (at <stdin>:0): Cannot parse input: %v\n", err)
@@ -383,15 +387,15 @@ func (e *jqEncoder) encode(v any, indent string) error {
 	return nil
 }
 
-// order is the keys of m as jq would print them.
+// order is the keys of m as jq would print them: as an input object with the same
+// keys had them, else each where it first appeared in the input (jq's * and + keep
+// the left object's order, then the right's new keys: the input's first-seen order
+// when the documents are merged in the order read), keys the program made last.
 func (e *jqEncoder) order(m map[string]any) ([]string, error) {
 	keys := make([]string, 0, len(m))
-	mixed, made := 0, 0
+	made := 0
 	for k := range m {
 		keys = append(keys, k)
-		if e.ko.mixed[k] {
-			mixed++
-		}
 		if _, ok := e.ko.index[k]; !ok {
 			made++
 		}
@@ -400,8 +404,12 @@ func (e *jqEncoder) order(m map[string]any) ([]string, error) {
 	if e.sort || len(keys) < 2 {
 		return keys, nil
 	}
-	if mixed > 1 {
+	sig := strings.Join(keys, "\x00")
+	if e.ko.twice[sig] {
 		return nil, fmt.Errorf("an object whose keys the input has in different orders (gojq, which render runs, sorts them where jq keeps their order)")
+	}
+	if in, ok := e.ko.objects[sig]; ok {
+		return in, nil
 	}
 	if made > 1 {
 		return nil, fmt.Errorf("an object with keys the program made (gojq, which render runs, sorts them where jq keeps the program's order)")
