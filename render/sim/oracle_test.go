@@ -149,6 +149,9 @@ printf -v 'A[1]' '%s' elem
 N=$(printf '{"a":[1,2,{"b":"x"}]}' | jq -c '.a[2]')
 K=$(echo '{"z":1,"a":2}' | jq -r 'keys | join(" ")')
 /etc/eks/bootstrap.sh c --kubelet-extra-args "--node-labels=$L" "$N" "$K"`},
+	{"issue 24: escapes in words expanded as one string", `v='a'\''b' w=a\ b\"c\\d
+case x\'y in "x'y") C=matched ;; esac
+/etc/eks/bootstrap.sh "$v" "$w" "${u:-d\'e}" "${v//a/\'}" "$C"`},
 	{"issue 24: xargs", `A=$(printf '%s\n' a=1 b=2 | xargs | tr ' ' ,)
 B=$(printf 'x y z\n' | xargs -n 2 echo pair)
 C=$(printf 'one\ntwo\n' | xargs -I {} echo '<{}>')

@@ -49,8 +49,10 @@ type Limits struct {
 
 // DefaultLimits are ample for launch tools' scripts and stop a loop within seconds,
 // with render's memory under 256 MiB.
-var DefaultLimits = Limits{Steps: 200_000, Time: 5 * time.Second, Output: 4 << 20, Depth: 16,
-	Vars: 4 << 20, Expansion: 16 << 20, Data: 64 << 20, Nesting: 100, Jobs: 256}
+var DefaultLimits = Limits{
+	Steps: 200_000, Time: 5 * time.Second, Output: 4 << 20, Depth: 16,
+	Vars: 4 << 20, Expansion: 16 << 20, Data: 64 << 20, Nesting: 100, Jobs: 256,
+}
 
 // LimitError says the evaluation was stopped by a bound.
 type LimitError struct{ What string }
@@ -229,8 +231,13 @@ func Evaluate(ctx context.Context, parts []userdata.Part, opts Options) (*Evalua
 	for _, l := range []struct {
 		v *int
 		d int
-	}{{&opts.Limits.Vars, def.Vars}, {&opts.Limits.Expansion, def.Expansion},
-		{&opts.Limits.Data, def.Data}, {&opts.Limits.Nesting, def.Nesting}, {&opts.Limits.Jobs, def.Jobs}} {
+	}{
+		{&opts.Limits.Vars, def.Vars},
+		{&opts.Limits.Expansion, def.Expansion},
+		{&opts.Limits.Data, def.Data},
+		{&opts.Limits.Nesting, def.Nesting},
+		{&opts.Limits.Jobs, def.Jobs},
+	} {
 		if *l.v == 0 {
 			*l.v = l.d
 		}
@@ -288,6 +295,7 @@ func parseScript(src []byte, name string) (*syntax.File, []string, error) {
 		return nil, nil, err
 	}
 	lazyWords(f)
+	literalEscapes(f)
 	countLoops(f)
 	var bad error
 	var dropped []string
@@ -342,6 +350,92 @@ func (s *sim) parse(src []byte, name string) (*syntax.File, []string, error) {
 	}
 	s.insertGuards(f)
 	return f, dropped, nil
+}
+
+// literalEscapes works around the interpreter's keeping the backslash of an unquoted
+// \c in the words it expands as one string (an assignment's value, ${X:-word},
+// case's word, a redirection's file, [[ ]]'s operands): v='a'\”b' gave a\'b where
+// bash gives a'b. Each \c becomes "c" (in double quotes, which it expands right).
+func literalEscapes(f *syntax.File) {
+	fix := func(w *syntax.Word) {
+		if w == nil {
+			return
+		}
+		var parts []syntax.WordPart
+		changed := false
+		for _, p := range w.Parts {
+			l, ok := p.(*syntax.Lit)
+			if !ok || !strings.Contains(l.Value, "\\") {
+				parts = append(parts, p)
+				continue
+			}
+			changed = true
+			v, start := l.Value, 0
+			for i := 0; i < len(v); i++ {
+				if v[i] != '\\' || i+1 >= len(v) {
+					continue
+				}
+				if start < i {
+					parts = append(parts, &syntax.Lit{ValuePos: l.ValuePos, ValueEnd: l.ValueEnd, Value: v[start:i]})
+				}
+				if v[i+1] != '\n' {
+					parts = append(parts, &syntax.DblQuoted{Left: l.ValuePos, Right: l.ValueEnd, Parts: []syntax.WordPart{
+						&syntax.Lit{ValuePos: l.ValuePos, ValueEnd: l.ValueEnd, Value: escapeDQ(v[i+1 : i+2])},
+					}})
+				}
+				i++
+				start = i + 1
+			}
+			if start < len(v) {
+				parts = append(parts, &syntax.Lit{ValuePos: l.ValuePos, ValueEnd: l.ValueEnd, Value: v[start:]})
+			}
+		}
+		if changed {
+			w.Parts = parts
+		}
+	}
+	quoted := map[*syntax.ParamExp]bool{} // in double quotes, where \' stays \'
+	mark := func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.CmdSubst:
+			return false
+		case *syntax.ParamExp:
+			quoted[n] = true
+		}
+		return true
+	}
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if dq, ok := n.(*syntax.DblQuoted); ok {
+			for _, p := range dq.Parts {
+				syntax.Walk(p, mark)
+			}
+		}
+		return true
+	})
+	syntax.Walk(f, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.Assign:
+			fix(n.Value)
+		case *syntax.ParamExp:
+			if n.Repl != nil {
+				fix(n.Repl.With) // bash takes \' as ' there, quoted or not
+			}
+			if quoted[n] {
+				return true
+			}
+			if n.Exp != nil && n.Exp.Op != syntax.RemSmallPrefix && n.Exp.Op != syntax.RemLargePrefix &&
+				n.Exp.Op != syntax.RemSmallSuffix && n.Exp.Op != syntax.RemLargeSuffix && n.Exp.Op != syntax.OtherParamOps {
+				fix(n.Exp.Word)
+			}
+		case *syntax.CaseClause:
+			fix(n.Word)
+		case *syntax.Redirect:
+			if n.Op != syntax.Hdoc && n.Op != syntax.DashHdoc {
+				fix(n.Word)
+			}
+		}
+		return true
+	})
 }
 
 // lazyWords works around the interpreter's expanding the word of ${X:+word} and
