@@ -37,8 +37,10 @@ func (s *sim) insertGuards(f *syntax.File) {
 		pos := st.Pos()
 		s.guards = append(s.guards, st)
 		status := &syntax.Word{Parts: []syntax.WordPart{&syntax.DblQuoted{Left: pos, Right: pos, Parts: []syntax.WordPart{
-			&syntax.ParamExp{Dollar: pos, Short: true, Param: &syntax.Lit{ValuePos: pos, ValueEnd: pos, Value: "?"}}}}}}
-		return &syntax.Stmt{Position: pos, Cmd: &syntax.BinaryCmd{OpPos: pos, Op: syntax.AndStmt,
+			&syntax.ParamExp{Dollar: pos, Short: true, Param: &syntax.Lit{ValuePos: pos, ValueEnd: pos, Value: "?"}},
+		}}}}
+		return &syntax.Stmt{Position: pos, Cmd: &syntax.BinaryCmd{
+			OpPos: pos, Op: syntax.AndStmt,
 			X: &syntax.Stmt{Position: pos, Cmd: &syntax.CallExpr{Args: []*syntax.Word{litWord(pos, guardCmd), litWord(pos, strconv.Itoa(len(s.guards)-1)), status}}},
 			Y: &syntax.Stmt{Position: pos, Cmd: &syntax.CallExpr{Args: []*syntax.Word{litWord(pos, statusCmd)}}},
 		}}

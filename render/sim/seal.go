@@ -415,7 +415,8 @@ func sealTest(x syntax.TestExpr, name string, bad *error) syntax.TestExpr {
 			}
 			pos := e.OpPos
 			sub := &syntax.CmdSubst{Left: pos, Right: pos, Stmts: []*syntax.Stmt{{Position: pos, Cmd: &syntax.CallExpr{
-				Args: []*syntax.Word{litWord(pos, efCmd), dq(xw), dq(yw)}}}}}
+				Args: []*syntax.Word{litWord(pos, efCmd), dq(xw), dq(yw)},
+			}}}}
 			return &syntax.BinaryTest{OpPos: pos, Op: syntax.TsMatch, X: &syntax.Word{Parts: []syntax.WordPart{sub}}, Y: litWord(pos, "1")}
 		default:
 			e.X, e.Y = sealTest(e.X, name, bad), sealTest(e.Y, name, bad)

@@ -38,8 +38,10 @@ type jqOpts struct {
 func parseJQ(args []string) (jqOpts, string) {
 	var o jqOpts
 	flags := map[rune]*bool{'s': &o.slurp, 'r': &o.raw, 'c': &o.compact, 'j': &o.join, 'n': &o.null, 'e': &o.exit, 'S': &o.sortKeys, 'M': new(bool), 'C': new(bool)}
-	long := map[string]*bool{"--slurp": &o.slurp, "--raw-output": &o.raw, "--compact-output": &o.compact, "--join-output": &o.join,
-		"--null-input": &o.null, "--exit-status": &o.exit, "--tab": &o.tab, "--sort-keys": &o.sortKeys, "--monochrome-output": new(bool)}
+	long := map[string]*bool{
+		"--slurp": &o.slurp, "--raw-output": &o.raw, "--compact-output": &o.compact, "--join-output": &o.join,
+		"--null-input": &o.null, "--exit-status": &o.exit, "--tab": &o.tab, "--sort-keys": &o.sortKeys, "--monochrome-output": new(bool),
+	}
 	progSet := false
 	for i := 0; i < len(args); i++ {
 		a := args[i]

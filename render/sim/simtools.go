@@ -14,7 +14,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
+
+	"github.com/eksboot/eksboot/userdata"
 
 	"mvdan.cc/sh/v3/interp"
 
@@ -1449,5 +1450,3 @@ func toolIMDS(t *toolCtx, args []string) error {
 	}
 	return t.write([]byte(v))
 }
-
-var jqPath = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(\.[A-Za-z_][A-Za-z0-9_]*)+$`) })

@@ -13,46 +13,65 @@ import (
 // toolXargs is xargs in its common forms: no options, -n N, -I R, -0 and -r; the
 // command (echo when none) runs as the script's commands do, on the simulated node.
 // Other options are refused by name.
-func toolXargs(t *toolCtx, args []string) error {
-	maxArgs, replace, null, noEmpty := 0, "", false, false
+// xargsOpts are the simulated options of xargs.
+type xargsOpts struct {
+	maxArgs       int
+	replace       string
+	null, noEmpty bool
+	cmd           []string
+}
+
+// parseXargs reads xargs's options; bad names an option that is not simulated, or
+// the usage error.
+func parseXargs(args []string) (o xargsOpts, bad, usage string) {
 	i := 0
 	for ; i < len(args); i++ {
 		a := args[i]
-		switch {
-		case a == "--":
+		if a == "--" {
 			i++
-		case a == "-0" || a == "--null":
-			null = true
-			continue
-		case a == "-r" || a == "--no-run-if-empty":
-			noEmpty = true
-			continue
-		case a == "-n" && i+1 < len(args), a == "-I" && i+1 < len(args):
-			if a == "-I" {
-				replace = args[i+1]
-			} else if n, err := strconv.Atoi(args[i+1]); err == nil && n > 0 {
-				maxArgs = n
-			} else {
-				return t.errf(1, "invalid number %q for -n option", args[i+1])
-			}
-			i++
-			continue
-		case strings.HasPrefix(a, "-n") && len(a) > 2:
-			n, err := strconv.Atoi(a[2:])
-			if err != nil || n <= 0 {
-				return t.errf(1, "invalid number %q for -n option", a[2:])
-			}
-			maxArgs = n
-			continue
-		case strings.HasPrefix(a, "-I") && len(a) > 2:
-			replace = a[2:]
-			continue
-		case len(a) > 1 && a[0] == '-':
-			return t.s.refuseTool(t, "xargs "+a)
+			break
 		}
-		break
+		switch {
+		case a == "-0" || a == "--null":
+			o.null = true
+		case a == "-r" || a == "--no-run-if-empty":
+			o.noEmpty = true
+		case a == "-I" && i+1 < len(args):
+			o.replace = args[i+1]
+			i++
+		case strings.HasPrefix(a, "-I") && len(a) > 2:
+			o.replace = a[2:]
+		case a == "-n" && i+1 < len(args), strings.HasPrefix(a, "-n") && len(a) > 2:
+			v := strings.TrimPrefix(a, "-n")
+			if v == "" {
+				v = args[i+1]
+				i++
+			}
+			n, err := strconv.Atoi(v)
+			if err != nil || n <= 0 {
+				return o, "", fmt.Sprintf("invalid number %q for -n option", v)
+			}
+			o.maxArgs = n
+		case len(a) > 1 && a[0] == '-':
+			return o, "xargs " + a, ""
+		default:
+			o.cmd = args[i:]
+			return o, "", ""
+		}
 	}
-	cmd := args[min(i, len(args)):]
+	o.cmd = args[min(i, len(args)):]
+	return o, "", ""
+}
+
+func toolXargs(t *toolCtx, args []string) error {
+	o, bad, usage := parseXargs(args)
+	switch {
+	case bad != "":
+		return t.s.refuseTool(t, bad)
+	case usage != "":
+		return t.errf(1, "%s", usage)
+	}
+	maxArgs, replace, null, noEmpty, cmd := o.maxArgs, o.replace, o.null, o.noEmpty, o.cmd
 	if len(cmd) == 0 {
 		cmd = []string{"echo"}
 	}
@@ -129,14 +148,12 @@ func xargsWords(s string) ([]string, bool) {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
+		case quote != 0 && c == quote:
+			quote = 0
+		case quote != 0 && c == '\n':
+			return nil, false
 		case quote != 0:
-			if c == quote {
-				quote = 0
-			} else if c == '\n' {
-				return nil, false
-			} else {
-				b.WriteByte(c)
-			}
+			b.WriteByte(c)
 		case c == '"' || c == '\'':
 			quote, in = c, true
 		case c == '\\' && i+1 < len(s):
