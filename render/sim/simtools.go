@@ -15,8 +15,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/eksboot/eksboot/userdata"
-
 	"mvdan.cc/sh/v3/interp"
 
 	"github.com/eksboot/eksboot/userdata"
