@@ -16,7 +16,6 @@ import (
 
 	"github.com/eksboot/eksboot/bootstrap"
 	"github.com/eksboot/eksboot/kubeletconf"
-	"github.com/eksboot/eksboot/kubeletconf/kubeletflags"
 	"github.com/eksboot/eksboot/maxpods"
 	"github.com/eksboot/eksboot/render"
 	"github.com/eksboot/eksboot/rootfs"
@@ -45,9 +44,11 @@ func (o *renderFlags) flagSet(prog string) *pflag.FlagSet {
 }
 
 // newestKubelet is the newest kubelet of the kubelet table, with the patch release
-// whose flags eksboot knows: render's default node is today's.
+// whose flags kubeletflags holds (TestRenderDefaultsAreTodaysNode keeps the two
+// equal; kubeletflags itself stays out of the node's binary): render's default node
+// is today's.
 func newestKubelet() string {
-	return strings.TrimPrefix(kubeletflags.Version(kubeletconf.LastKubeletMinor), "v")
+	return kubeletconf.Version{Major: 1, Minor: kubeletconf.LastKubeletMinor, Patch: 2}.String()
 }
 
 // renderAbout is render's paragraph of help.
