@@ -30,7 +30,7 @@ var hostileScripts = []struct{ name, src, want string }{
 	{"brace expansion", "echo {1..9}{1..9}{1..9}{1..9}{1..9}{1..9}{1..9}{1..9}{1..9}{1..9} >/dev/null\n/etc/eks/bootstrap.sh c", "line 1"},
 	{"a brace sequence", "x=(a{1..100000000})\n/etc/eks/bootstrap.sh c", "line 1"},
 	{"printf width", "printf '%999999999s' x >/dev/null\n/etc/eks/bootstrap.sh c", "printf"},
-	{"output into a substitution", zeros(1<<20, "y") + "x=$(while :; do echo \"$y\"; done)\n/etc/eks/bootstrap.sh c", "producing more than 67108864 bytes in all (echo, part 1 (text/x-shellscript) line 2)"},
+	{"output into a substitution", zeros(1<<20, "y") + "x=$(while :; do echo \"$y\"; done)\n/etc/eks/bootstrap.sh c", "producing more than 16777216 bytes in all (echo, part 1 (text/x-shellscript) line 2)"},
 	{"many variables", zeros(1<<20, "y") + "for i in $(seq 1000); do declare v$i=$y; done\n/etc/eks/bootstrap.sh c", "variables holding more than 4194304 bytes (part 1 (text/x-shellscript) line 2)"},
 }
 

@@ -51,7 +51,7 @@ type Limits struct {
 // with render's memory under 256 MiB.
 var DefaultLimits = Limits{
 	Steps: 200_000, Time: 5 * time.Second, Output: 4 << 20, Depth: 16,
-	Vars: 4 << 20, Expansion: 16 << 20, Data: 64 << 20, Nesting: 100, Jobs: 256,
+	Vars: 4 << 20, Expansion: 16 << 20, Data: 16 << 20, Nesting: 100, Jobs: 256,
 }
 
 // LimitError says the evaluation was stopped by a bound.

@@ -1207,7 +1207,7 @@ func runSed(cmds []sedCmd, in []byte, quiet bool, limit int) (_ []byte, ok bool)
 }
 
 func (t *toolCtx) sedLimit() error {
-	return t.s.stop(&LimitError{What: fmt.Sprintf("sed output of more than %d bytes (%s)", t.s.opts.Limits.Data, t.at)})
+	return t.s.stop(&LimitError{What: fmt.Sprintf("sed output of more than %d bytes (%s)", t.s.opts.Limits.Expansion, t.at)})
 }
 
 // toolSed is sed with -i, -n, -E/-r and -e, running s, d and p commands.
@@ -1253,7 +1253,7 @@ func toolSed(t *toolCtx, args []string) error {
 	}
 	if !inPlace {
 		b, st := t.input(files)
-		out, ok := runSed(cmds, b, quiet, t.s.opts.Limits.Data)
+		out, ok := runSed(cmds, b, quiet, t.s.opts.Limits.Expansion)
 		if !ok {
 			return t.sedLimit()
 		}
