@@ -5,7 +5,8 @@ import _ "embed"
 // ContainerdConfigV3 is eksboot's containerd 2.x configuration template (config
 // version 3): the settings of ContainerdConfig under the plugin names containerd 2
 // gives them (io.containerd.cri.v1.images and io.containerd.cri.v1.runtime), with
-// enable_cdi on. The literal SANDBOX_IMAGE is replaced with the sandbox image, which
+// enable_cdi on and the CNI plugins' folder as bin_dirs (containerd 2.1 and later;
+// kubeletconf.Containerd writes bin_dir for a containerd 2.0). The literal SANDBOX_IMAGE is replaced with the sandbox image, which
 // containerd 2 pins. The runc binary, the base runtime spec and the NVIDIA runtime
 // depend on the image and are added by kubeletconf.Containerd, not written here.
 //

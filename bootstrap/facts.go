@@ -55,7 +55,10 @@ type Facts struct {
 	// Profile is the node image's profile, detected or from --image-profile.
 	Profile Profile
 	// ContainerdMajor is the image's containerd major version, from ContainerdSource.
-	ContainerdMajor  int
+	ContainerdMajor int
+	// ContainerdMinor is its minor version, -1 when ContainerdSource is the
+	// profile's default (only the major is assumed).
+	ContainerdMinor  int
 	ContainerdSource string
 	// CredentialConfigOnImage: the image has an image credential provider config.
 	CredentialConfigOnImage bool
@@ -288,7 +291,7 @@ func readImage(ctx context.Context, c *Config, env *Env, f *Facts) error {
 		f.Profile = detectProfile(osRelease)
 	}
 
-	f.ContainerdMajor, f.ContainerdSource = f.Profile.ContainerdMajor, "the "+f.Profile.Name+" image's default"
+	f.ContainerdMajor, f.ContainerdMinor, f.ContainerdSource = f.Profile.ContainerdMajor, -1, "the "+f.Profile.Name+" image's default"
 	b, err := optional(env.Files.ReadFile(pathContainerdVersion))
 	if err != nil {
 		return err
@@ -304,7 +307,7 @@ func readImage(ctx context.Context, c *Config, env *Env, f *Facts) error {
 		if err != nil {
 			return fmt.Errorf("containerd version: %s: %w", from, err)
 		}
-		f.ContainerdMajor, f.ContainerdSource = v.Major, from+" ("+v.String()+")"
+		f.ContainerdMajor, f.ContainerdMinor, f.ContainerdSource = v.Major, v.Minor, from+" ("+v.String()+")"
 	}
 
 	if _, err := env.Files.Stat(pathCredentialConfig); err == nil {

@@ -246,6 +246,7 @@ func containerdConfig(c *Config, f *Facts, n *Node) (containerd, baseSpec []byte
 	p := f.Profile
 	cin := kubeletconf.ContainerdInput{
 		Major:         f.ContainerdMajor,
+		Minor:         f.ContainerdMinor,
 		Template:      f.ContainerdTemplate,
 		TemplateName:  f.ContainerdTemplateSource,
 		SandboxImage:  n.PauseImage,

@@ -14,10 +14,10 @@ import (
 	"github.com/pelletier/go-toml/v2"
 )
 
-// containerd2 returns the path of a containerd 2.x binary: $EKSBOOT_CONTAINERD, else
-// containerd on PATH. The test is skipped, never failed, without one: Debian's
+// containerd2 returns the path of a containerd 2.x binary and its minor version:
+// $EKSBOOT_CONTAINERD, else containerd on PATH. The test is skipped, never failed, without one: Debian's
 // containerd is 1.6/1.7, so CI has no containerd 2 unless it is given one.
-func containerd2(t *testing.T) string {
+func containerd2(t *testing.T) (string, int) {
 	t.Helper()
 	bin := os.Getenv("EKSBOOT_CONTAINERD")
 	if bin == "" {
@@ -30,21 +30,22 @@ func containerd2(t *testing.T) string {
 	if err != nil {
 		t.Fatalf("%s --version: %v", bin, err)
 	}
-	m := regexp.MustCompile(` v?(\d+)\.\d+`).FindSubmatch(out)
+	m := regexp.MustCompile(` v?(\d+)\.(\d+)`).FindSubmatch(out)
 	if m == nil {
 		t.Skipf("%s --version: no version in %q", bin, out)
 	}
 	if major, _ := strconv.Atoi(string(m[1])); major < 2 {
 		t.Skipf("%s is not containerd 2.x: %s", bin, bytes.TrimSpace(out))
 	}
-	return bin
+	minor, _ := strconv.Atoi(string(m[2]))
+	return bin, minor
 }
 
 // TestContainerd2LoadsTheConfig gives each containerd 2 render to the real daemon's
 // `config dump` (load, version 2 migration, plugin defaults) and checks the settings
 // containerd will run with, in its own version 3 names.
 func TestContainerd2LoadsTheConfig(t *testing.T) {
-	bin := containerd2(t)
+	bin, minor := containerd2(t)
 	v2Overlay := "version = 2\n[plugins.\"io.containerd.grpc.v1.cri\".containerd]\ndiscard_unpacked_layers = false\n"
 	tests := []struct {
 		name        string
@@ -60,6 +61,7 @@ func TestContainerd2LoadsTheConfig(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			tc.in.Minor = minor // bin_dir or bin_dirs, for this containerd
 			out, err := Containerd(tc.in)
 			if err != nil {
 				t.Fatal(err)
@@ -118,7 +120,12 @@ func TestContainerd2LoadsTheConfig(t *testing.T) {
 				{at("root"), "/var/lib/containerd"},
 				{at("state"), "/run/containerd"},
 			}
-			// containerd 2.1 reads bin_dirs, filled from bin_dir (which 2.0 reads).
+			// containerd 2.1 reads bin_dirs (and fills it from a bin_dir, with a
+			// deprecation warning), 2.0 bin_dir. eksboot writes the key it reads.
+			key := map[bool]string{true: "bin_dirs", false: "bin_dir"}[minor >= 1]
+			if _, ok := dig(mine, "plugins", rt, "cni", key); !ok && tc.wantVersion == 3 {
+				t.Errorf("containerd 2.%d: the rendered file has no cni.%s:\n%s", minor, key, cfg)
+			}
 			binDirs, ok := dig(got, "plugins", rt, "cni", "bin_dirs")
 			if !ok {
 				v, _ := dig(got, "plugins", rt, "cni", "bin_dir")

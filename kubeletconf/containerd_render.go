@@ -19,6 +19,13 @@ type ContainerdInput struct {
 	// config version 2 template, 2 or later gets version 3, unless the overlays say
 	// version 2 (see Containerd). Anything below 1 is an error.
 	Major int
+	// Minor is the image's containerd minor version, or -1 when only the major is
+	// known (the profile's default). It picks the key of the CNI plugins' folders in
+	// a version 3 file: containerd 2.0 reads cni.bin_dir only; 2.1 added the list
+	// bin_dirs and deprecated bin_dir (a warning at every start, and 2.4 no longer
+	// reads it). So 2.0 gets bin_dir and 2.1 on, or an unknown minor, bin_dirs (a
+	// 2.0 ignores the key it does not know and uses its default, /opt/cni/bin).
+	Minor int
 	// Template is the --containerd-config-file or AMI template's contents; nil means
 	// the embedded template for Major.
 	Template []byte
@@ -155,6 +162,19 @@ func Containerd(in ContainerdInput) ([]byte, error) {
 	if err != nil {
 		errs = append(errs, fmt.Errorf("containerd config template %s: %w", name, err))
 	}
+	if version == "3" {
+		binDirs := in.takesCNIBinDirs()
+		moved, err := cniBinDirKey(tree, binDirs)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("containerd config template %s: %w", name, err))
+		}
+		changed = changed || moved
+		for _, o := range overlays {
+			if _, err := cniBinDirKey(o.tree, binDirs); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", o.name, err))
+			}
+		}
+	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
@@ -224,6 +244,52 @@ func sociOverlay(version string) (map[string]any, error) {
 		err = toml.Unmarshal([]byte(ov.TOML), &m)
 	}
 	return m, err
+}
+
+// takesCNIBinDirs reports whether the image's containerd reads the CNI plugins'
+// folders from cni.bin_dirs (2.1 and later, or a containerd 2 of unknown minor)
+// rather than cni.bin_dir (2.0).
+func (in ContainerdInput) takesCNIBinDirs() bool {
+	return in.Major > 2 || (in.Major == 2 && (in.Minor < 0 || in.Minor >= 1))
+}
+
+// cniBinDirKey writes the CNI plugins' folders of a version 3 tree (the CRI
+// runtime's cni table) under the key the image's containerd reads: with binDirs, a
+// bin_dir becomes the one-element list bin_dirs; without, a one-element bin_dirs
+// becomes bin_dir. It reports whether it moved a key. Both keys at once is an error
+// (containerd refuses the file), as is a bin_dirs of other than one folder for a
+// containerd that reads only bin_dir, or a value of the wrong type.
+func cniBinDirKey(tree map[string]any, binDirs bool) (bool, error) {
+	plugins, _ := tree["plugins"].(map[string]any)
+	rt, _ := plugins[criV3Runtime].(map[string]any)
+	cni, _ := rt["cni"].(map[string]any)
+	dir, hasDir := cni["bin_dir"]
+	dirs, hasDirs := cni["bin_dirs"]
+	switch {
+	case hasDir && hasDirs:
+		return false, fmt.Errorf("plugins.%q.cni: bin_dir and bin_dirs are both set; containerd refuses that (set bin_dirs)", criV3Runtime)
+	case binDirs && hasDir:
+		s, ok := dir.(string)
+		if !ok {
+			return false, fmt.Errorf("plugins.%q.cni.bin_dir: want a string (a folder)", criV3Runtime)
+		}
+		delete(cni, "bin_dir")
+		cni["bin_dirs"] = []any{s}
+		return true, nil
+	case !binDirs && hasDirs:
+		list, ok := dirs.([]any)
+		if !ok || len(list) != 1 {
+			return false, fmt.Errorf("plugins.%q.cni.bin_dirs: this containerd (2.0) reads one folder, from bin_dir; want a list of one folder", criV3Runtime)
+		}
+		s, ok := list[0].(string)
+		if !ok {
+			return false, fmt.Errorf("plugins.%q.cni.bin_dirs: want a list of one folder (a string)", criV3Runtime)
+		}
+		delete(cni, "bin_dirs")
+		cni["bin_dir"] = s
+		return true, nil
+	}
+	return false, nil
 }
 
 // setNodeRuntimes sets in's runc binary, base runtime spec and NVIDIA runtime in

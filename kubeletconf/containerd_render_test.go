@@ -111,7 +111,7 @@ func TestContainerd(t *testing.T) {
 			{runtime("containerd", "runtimes", "runc", "runtime_type"), runcShim},
 			{runtime("containerd", "runtimes", "runc", "options", "SystemdCgroup"), true},
 			{runtime("containerd", "runtimes", "runc", "options", "BinaryName"), absent},
-			{runtime("cni", "bin_dir"), "/opt/cni/bin"},
+			{runtime("cni", "bin_dir"), "/opt/cni/bin"}, // Minor 0: containerd 2.0
 			{runtime("cni", "conf_dir"), "/etc/cni/net.d"},
 			{[]string{"imports"}, []any{"/etc/containerd/config.d/*.toml"}},
 			{[]string{"plugins", criV2Plugin}, absent},
@@ -294,11 +294,82 @@ type containerdV3 struct {
 				} `toml:"runtimes"`
 			} `toml:"containerd"`
 			CNI struct {
-				BinDir  string `toml:"bin_dir"`
-				ConfDir string `toml:"conf_dir"`
+				BinDirs []string `toml:"bin_dirs"`
+				ConfDir string   `toml:"conf_dir"`
 			} `toml:"cni"`
 		} `toml:"io.containerd.cri.v1.runtime"`
 	} `toml:"plugins"`
+}
+
+// TestContainerdCNIBinDirs: a version 3 file names the CNI plugins' folder with the
+// key the image's containerd reads (containerd 2.0: bin_dir; 2.1 on, and a
+// containerd 2 of unknown minor: bin_dirs), whether the folder comes from the
+// embedded template, the image's template or a NodeConfig overlay.
+func TestContainerdCNIBinDirs(t *testing.T) {
+	const (
+		dirTemplate  = "version = 3\n[plugins.'io.containerd.cri.v1.runtime'.cni]\nbin_dir = '/opt/cni/bin'\n"
+		dirsTemplate = "version = 3\n[plugins.'io.containerd.cri.v1.runtime'.cni]\nbin_dirs = ['/opt/cni/bin']\n"
+		dirOverlay   = "[plugins.'io.containerd.cri.v1.runtime'.cni]\nbin_dir = '/opt/mine'\n"
+		dirsOverlay  = "[plugins.'io.containerd.cri.v1.runtime'.cni]\nbin_dirs = ['/opt/mine']\n"
+	)
+	tests := []struct {
+		name         string
+		in           ContainerdInput
+		key          string // the key the output has ("" for an error)
+		want         any
+		wantErr      string
+		wantVerbatim bool // the template's bytes, untouched
+	}{
+		{"2.0, embedded", ContainerdInput{Major: 2, Minor: 0}, "bin_dir", "/opt/cni/bin", "", false},
+		{"2.1, embedded", ContainerdInput{Major: 2, Minor: 1}, "bin_dirs", []any{"/opt/cni/bin"}, "", true},
+		{"2.2, embedded", ContainerdInput{Major: 2, Minor: 2}, "bin_dirs", []any{"/opt/cni/bin"}, "", true},
+		{"2.x of unknown minor, embedded", ContainerdInput{Major: 2, Minor: -1}, "bin_dirs", []any{"/opt/cni/bin"}, "", true},
+		{"3.0, embedded", ContainerdInput{Major: 3, Minor: 0}, "bin_dirs", []any{"/opt/cni/bin"}, "", true},
+		{"2.2, image template with bin_dir", ContainerdInput{Major: 2, Minor: 2, Template: []byte(dirTemplate)}, "bin_dirs", []any{"/opt/cni/bin"}, "", false},
+		{"2.0, image template with bin_dirs", ContainerdInput{Major: 2, Minor: 0, Template: []byte(dirsTemplate)}, "bin_dir", "/opt/cni/bin", "", false},
+		{"2.0, image template with bin_dir", ContainerdInput{Major: 2, Minor: 0, Template: []byte(dirTemplate)}, "bin_dir", "/opt/cni/bin", "", true},
+		{"2.2, overlay's bin_dir", ContainerdInput{Major: 2, Minor: 2, Overlays: []ContainerdOverlay{{nodeConfig, dirOverlay}}}, "bin_dirs", []any{"/opt/mine"}, "", false},
+		{"2.0, overlay's bin_dirs", ContainerdInput{Major: 2, Minor: 0, Overlays: []ContainerdOverlay{{nodeConfig, dirsOverlay}}}, "bin_dir", "/opt/mine", "", false},
+		{"2.0, overlay's two folders", ContainerdInput{Major: 2, Minor: 0, Overlays: []ContainerdOverlay{{nodeConfig, "[plugins.'io.containerd.cri.v1.runtime'.cni]\nbin_dirs = ['/a', '/b']\n"}}}, "", nil,
+			nodeConfig + `: plugins."io.containerd.cri.v1.runtime".cni.bin_dirs: this containerd (2.0) reads one folder`, false},
+		{"both keys in an overlay", ContainerdInput{Major: 2, Minor: 2, Overlays: []ContainerdOverlay{{nodeConfig, "[plugins.'io.containerd.cri.v1.runtime'.cni]\nbin_dir = '/a'\nbin_dirs = ['/b']\n"}}}, "", nil,
+			nodeConfig + `: plugins."io.containerd.cri.v1.runtime".cni: bin_dir and bin_dirs are both set`, false},
+		{"a bin_dir that is no string", ContainerdInput{Major: 2, Minor: 2, Template: []byte("version = 3\n[plugins.'io.containerd.cri.v1.runtime'.cni]\nbin_dir = 1\n"), TemplateName: "/t.toml"}, "", nil,
+			`containerd config template /t.toml: plugins."io.containerd.cri.v1.runtime".cni.bin_dir: want a string`, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.in.SandboxImage = al2023Pause
+			out, err := Containerd(tc.in)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var m map[string]any
+			if err := toml.Unmarshal(out, &m); err != nil {
+				t.Fatal(err)
+			}
+			other := map[string]string{"bin_dir": "bin_dirs", "bin_dirs": "bin_dir"}[tc.key]
+			if v, _ := dig(m, "plugins", criV3Runtime, "cni", tc.key); !reflect.DeepEqual(v, tc.want) {
+				t.Errorf("cni.%s = %#v, want %#v\n%s", tc.key, v, tc.want, out)
+			}
+			if v, ok := dig(m, "plugins", criV3Runtime, "cni", other); ok {
+				t.Errorf("cni.%s = %v too; containerd %d.%d reads %s\n%s", other, v, tc.in.Major, tc.in.Minor, tc.key, out)
+			}
+			template := string(tc.in.Template)
+			if tc.in.Template == nil {
+				template = assets.ContainerdConfigV3
+			}
+			if verbatim := string(out) == strings.ReplaceAll(template, assets.SandboxImagePlaceholder, al2023Pause); verbatim != tc.wantVerbatim {
+				t.Errorf("output is the template's bytes: %v, want %v\n%s", verbatim, tc.wantVerbatim, out)
+			}
+		})
+	}
 }
 
 // TestContainerdV3Golden: the AL2023 node's containerd 2 config (with and without
@@ -313,7 +384,7 @@ func TestContainerdV3Golden(t *testing.T) {
 		{"config-v3-al2023-nvidia.toml", nvidiaBin},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
-			out, err := Containerd(ContainerdInput{Major: 2, SandboxImage: al2023Pause, RuncBinary: al2023Runc, BaseRuntimeSpec: al2023Spec, NvidiaRuntime: tc.nvidia})
+			out, err := Containerd(ContainerdInput{Major: 2, Minor: 2, SandboxImage: al2023Pause, RuncBinary: al2023Runc, BaseRuntimeSpec: al2023Spec, NvidiaRuntime: tc.nvidia})
 			if err != nil {
 				t.Fatal(err)
 			}
