@@ -104,6 +104,9 @@ func (b *box) boot(ctx context.Context) string {
 		"--bind=" + filepath.Join(b.dir, "containerd") + ":/var/lib/containerd",
 		// The kubelet's OOM watcher reads the kernel log (nspawn drops CAP_SYSLOG).
 		"--bind-ro=/dev/kmsg", "--capability=CAP_SYSLOG",
+		// runc gives each container a session keyring; nspawn refuses the keyring
+		// calls (EPERM: keyrings are not namespaced), which a VM's runc has.
+		"--system-call-filter=add_key keyctl request_key",
 	}
 	// The kubelet (protectKernelDefaults) wants these kernel settings, which an
 	// EKS AMI sets. They are the host's, not the box's: the box sees files with the

@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
@@ -113,6 +114,7 @@ var (
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	writeLastRun()
 	for i := len(teardown) - 1; i >= 0; i-- {
 		teardown[i]()
 	}
@@ -156,7 +158,8 @@ func prepareOnce(t *testing.T) (*build, error) {
 	teardown = append(teardown, func() { _ = os.RemoveAll(tmp) })
 	bl.eksboot = filepath.Join(tmp, "eksboot")
 	bl.imdsd = filepath.Join(tmp, "e2e-imdsd")
-	for out, pkg := range map[string]string{bl.eksboot: "./cmd/eksboot", bl.imdsd: "./e2e/imdsd"} {
+	bl.pause = filepath.Join(tmp, "e2e-pause")
+	for out, pkg := range map[string]string{bl.eksboot: "./cmd/eksboot", bl.imdsd: "./e2e/imdsd", bl.pause: "./e2e/pause"} {
 		cmd := exec.Command("go", "build", "-o", out, pkg)
 		cmd.Dir = repo
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
@@ -183,22 +186,63 @@ func prepareOnce(t *testing.T) (*build, error) {
 	return bl, nil
 }
 
-var kubeletMu sync.Mutex
+var (
+	usedMu sync.Mutex
+	used   = map[string]string{} // "kubelet-1.37.2" -> the binary the run used
+)
+
+// useBinary records a binary this run built or took from the cache.
+func useBinary(name, path string) {
+	usedMu.Lock()
+	defer usedMu.Unlock()
+	used[name] = path
+}
+
+// writeLastRun writes the cache's last-run.env: name=path, one line per program
+// the run's boxes were built from (kubelet-<version>, containerd-<version>), for
+// the tests that check real programs (.ci/run gives them to those tests).
+func writeLastRun() {
+	usedMu.Lock()
+	defer usedMu.Unlock()
+	if len(used) == 0 {
+		return
+	}
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(used)) {
+		fmt.Fprintf(&b, "%s=%s\n", k, used[k])
+	}
+	p := filepath.Join(cacheDir(), "last-run.env")
+	if err := os.WriteFile(p+".tmp", []byte(b.String()), 0o644); err == nil {
+		_ = os.Rename(p+".tmp", p)
+	}
+}
+
+// kubeletBuild is one release's kubelet, built once however many boxes want it.
+type kubeletBuild struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+var kubeletBuilds sync.Map // version -> *kubeletBuild
 
 // kubeletDir returns the folder with the release's kubelet, building it the first
-// time (one build at a time).
+// time; boxes of a release already built do not wait for another's build.
 func kubeletDir(t *testing.T, bl *build, k kubernetes) string {
-	kubeletMu.Lock()
-	defer kubeletMu.Unlock()
-	if dir, ok := bl.k8s[k.version]; ok {
-		return dir
+	v, _ := kubeletBuilds.LoadOrStore(k.version, &kubeletBuild{})
+	kb := v.(*kubeletBuild)
+	kb.once.Do(func() {
+		if dir, ok := bl.k8s[k.version]; ok { // the API server's release, built by prepare
+			kb.dir = dir
+			return
+		}
+		kb.dir, kb.err = k8sBinaries(t, k)
+	})
+	if kb.err != nil {
+		t.Fatal(kb.err)
 	}
-	dir, err := k8sBinaries(t, k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bl.k8s[k.version] = dir
-	return dir
+	useBinary("kubelet-"+k.version, filepath.Join(kb.dir, "kubelet"))
+	return kb.dir
 }
 
 // TestNodeInABox boots every case with each kubelet and checks the Node.
