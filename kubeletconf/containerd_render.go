@@ -98,11 +98,7 @@ func Containerd(in ContainerdInput) ([]byte, error) {
 		return nil, fmt.Errorf("containerd major version %d: want 1 or more", in.Major)
 	}
 	var errs []error
-	type parsed struct {
-		name string
-		tree map[string]any
-	}
-	overlays := make([]parsed, 0, len(in.Overlays))
+	overlays := make([]namedTree, 0, len(in.Overlays))
 	overlayVersion := any(nil) // the first version an overlay declares
 	for _, o := range in.Overlays {
 		if o.TOML == "" {
@@ -116,7 +112,7 @@ func Containerd(in ContainerdInput) ([]byte, error) {
 		if v, ok := m["version"]; ok && overlayVersion == nil {
 			overlayVersion = v
 		}
-		overlays = append(overlays, parsed{o.Name, m})
+		overlays = append(overlays, namedTree{o.Name, m})
 	}
 
 	name, template := in.TemplateName, string(in.Template)
@@ -163,17 +159,9 @@ func Containerd(in ContainerdInput) ([]byte, error) {
 		errs = append(errs, fmt.Errorf("containerd config template %s: %w", name, err))
 	}
 	if version == "3" {
-		binDirs := in.takesCNIBinDirs()
-		moved, err := cniBinDirKey(tree, binDirs)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("containerd config template %s: %w", name, err))
-		}
+		moved, cniErrs := cniBinDirKeys(namedTree{"containerd config template " + name, tree}, overlays, in.takesCNIBinDirs())
+		errs = append(errs, cniErrs...)
 		changed = changed || moved
-		for _, o := range overlays {
-			if _, err := cniBinDirKey(o.tree, binDirs); err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", o.name, err))
-			}
-		}
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
@@ -251,6 +239,28 @@ func sociOverlay(version string) (map[string]any, error) {
 // rather than cni.bin_dir (2.0).
 func (in ContainerdInput) takesCNIBinDirs() bool {
 	return in.Major > 2 || (in.Major == 2 && (in.Minor < 0 || in.Minor >= 1))
+}
+
+// namedTree is a parsed TOML document and the name errors give it.
+type namedTree struct {
+	name string
+	tree map[string]any
+}
+
+// cniBinDirKeys applies cniBinDirKey to the template and each overlay, and reports
+// whether it moved a key of the template.
+func cniBinDirKeys(template namedTree, overlays []namedTree, binDirs bool) (bool, []error) {
+	var errs []error
+	moved, err := cniBinDirKey(template.tree, binDirs)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("%s: %w", template.name, err))
+	}
+	for _, o := range overlays {
+		if _, err := cniBinDirKey(o.tree, binDirs); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", o.name, err))
+		}
+	}
+	return moved, errs
 }
 
 // cniBinDirKey writes the CNI plugins' folders of a version 3 tree (the CRI

@@ -330,12 +330,24 @@ func TestContainerdCNIBinDirs(t *testing.T) {
 		{"2.0, image template with bin_dir", ContainerdInput{Major: 2, Minor: 0, Template: []byte(dirTemplate)}, "bin_dir", "/opt/cni/bin", "", true},
 		{"2.2, overlay's bin_dir", ContainerdInput{Major: 2, Minor: 2, Overlays: []ContainerdOverlay{{nodeConfig, dirOverlay}}}, "bin_dirs", []any{"/opt/mine"}, "", false},
 		{"2.0, overlay's bin_dirs", ContainerdInput{Major: 2, Minor: 0, Overlays: []ContainerdOverlay{{nodeConfig, dirsOverlay}}}, "bin_dir", "/opt/mine", "", false},
-		{"2.0, overlay's two folders", ContainerdInput{Major: 2, Minor: 0, Overlays: []ContainerdOverlay{{nodeConfig, "[plugins.'io.containerd.cri.v1.runtime'.cni]\nbin_dirs = ['/a', '/b']\n"}}}, "", nil,
-			nodeConfig + `: plugins."io.containerd.cri.v1.runtime".cni.bin_dirs: this containerd (2.0) reads one folder`, false},
-		{"both keys in an overlay", ContainerdInput{Major: 2, Minor: 2, Overlays: []ContainerdOverlay{{nodeConfig, "[plugins.'io.containerd.cri.v1.runtime'.cni]\nbin_dir = '/a'\nbin_dirs = ['/b']\n"}}}, "", nil,
-			nodeConfig + `: plugins."io.containerd.cri.v1.runtime".cni: bin_dir and bin_dirs are both set`, false},
-		{"a bin_dir that is no string", ContainerdInput{Major: 2, Minor: 2, Template: []byte("version = 3\n[plugins.'io.containerd.cri.v1.runtime'.cni]\nbin_dir = 1\n"), TemplateName: "/t.toml"}, "", nil,
-			`containerd config template /t.toml: plugins."io.containerd.cri.v1.runtime".cni.bin_dir: want a string`, false},
+		{
+			"2.0, overlay's two folders",
+			ContainerdInput{Major: 2, Minor: 0, Overlays: []ContainerdOverlay{{nodeConfig, "[plugins.'io.containerd.cri.v1.runtime'.cni]\nbin_dirs = ['/a', '/b']\n"}}},
+			"", nil,
+			nodeConfig + `: plugins."io.containerd.cri.v1.runtime".cni.bin_dirs: this containerd (2.0) reads one folder`, false,
+		},
+		{
+			"both keys in an overlay",
+			ContainerdInput{Major: 2, Minor: 2, Overlays: []ContainerdOverlay{{nodeConfig, "[plugins.'io.containerd.cri.v1.runtime'.cni]\nbin_dir = '/a'\nbin_dirs = ['/b']\n"}}},
+			"", nil,
+			nodeConfig + `: plugins."io.containerd.cri.v1.runtime".cni: bin_dir and bin_dirs are both set`, false,
+		},
+		{
+			"a bin_dir that is no string",
+			ContainerdInput{Major: 2, Minor: 2, Template: []byte("version = 3\n[plugins.'io.containerd.cri.v1.runtime'.cni]\nbin_dir = 1\n"), TemplateName: "/t.toml"},
+			"", nil,
+			`containerd config template /t.toml: plugins."io.containerd.cri.v1.runtime".cni.bin_dir: want a string`, false,
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
