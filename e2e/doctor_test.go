@@ -35,8 +35,10 @@ func (r doctorReport) check(name string) (status, evidence string) {
 }
 
 // TestDoctor boots case 13 (a NodeConfig on AL2023) with the newest kubelet and runs
-// eksboot doctor in the box: on the healthy node it reports no FAIL and exits 0;
-// with the API server's certificate swapped for one of another cluster's CA, it
+// eksboot doctor in the box: on the healthy node it reports no FAIL and exits 0 (the
+// API server knows the kubelet as its node); with the node's token no longer
+// mapped, the kubelet is refused and doctor's identity checks fail; with the API
+// server's certificate swapped for one of another cluster's CA, it
 // reports the CA mismatch and exits 1.
 func TestDoctor(t *testing.T) {
 	bl := prepare(t)
@@ -92,7 +94,7 @@ func TestDoctor(t *testing.T) {
 	}
 	for _, name := range []string{
 		"imds.token", "imds.credentials", "eksboot.last-run", "eksboot.files", "api.dns", "api.tcp",
-		"api.tls", "api.clock", "identity.exec-plugin", "identity.kubelet-journal", "runtime.containerd", "runtime.kubelet",
+		"api.tls", "api.clock", "identity.exec-plugin", "identity.api", "identity.kubelet-journal", "runtime.containerd", "runtime.kubelet",
 		"runtime.cri", "runtime.max-pods",
 	} {
 		if s, ev := r.check(name); s != "ok" {
@@ -102,6 +104,9 @@ func TestDoctor(t *testing.T) {
 	if s, ev := r.check("runtime.cri"); !strings.Contains(ev, "containerd") {
 		t.Errorf("runtime.cri: %s %s, want containerd's own answer", s, ev)
 	}
+
+	// The node's mapping removed: the kubelet refused, doctor names it.
+	checkIdentityRefused(t, b, bl.pki.kubeletToken)
 
 	// The API server now serves a certificate of another cluster's CA.
 	other, err := newPKI(endpointHost, net.ParseIP("127.0.0.1"), net.ParseIP("10.100.0.1"))

@@ -24,6 +24,7 @@ type build struct {
 	base    string // the cached Debian root
 	eksboot string // the static binary
 	imdsd   string // the fake IMDS as a process (e2e/imdsd)
+	pause   string // the local images' program (e2e/pause)
 	k8s     map[string]string
 	apiBins string // kube-apiserver, kubectl and etcd
 	pki     *pki
@@ -156,8 +157,12 @@ locale: C.UTF-8
 	b.write("etc/e2e/pki/apiserver.key", 0o600, string(bl.pki.servingKey))
 	b.write("etc/e2e/pki/sa.key", 0o600, string(bl.pki.saKey))
 	b.write("etc/e2e/pki/sa.pub", 0o644, string(bl.pki.saPub))
-	b.write("etc/e2e/pki/tokens.csv", 0o600, fmt.Sprintf("%s,e2e-kubelet,e2e-kubelet,system:masters\n%s,e2e-admin,e2e-admin,system:masters\n",
-		bl.pki.kubeletToken, bl.pki.adminToken))
+	// The kubelet's token is a node's identity, as EKS maps the node role: the user
+	// system:node:<node name> in the group system:nodes, which the Node authorizer
+	// and the NodeRestriction admission plugin check (the name is the instance's,
+	// which eksboot gives the kubelet).
+	b.write("etc/e2e/pki/tokens.csv", 0o600, fmt.Sprintf("%s,system:node:%s,e2e-kubelet,system:nodes\n%s,e2e-admin,e2e-admin,system:masters\n",
+		bl.pki.kubeletToken, inst.LocalHostname, bl.pki.adminToken))
 	b.write("etc/systemd/system/e2e-etcd.service", 0o644, `# make e2e: the API server's etcd, loopback only.
 [Unit]
 Description=e2e: etcd
@@ -185,7 +190,8 @@ ExecStart=/usr/local/bin/kube-apiserver --etcd-servers=http://127.0.0.1:2379 \
     --client-ca-file=/etc/e2e/pki/ca.crt --token-auth-file=/etc/e2e/pki/tokens.csv \
     --service-account-issuer=https://kubernetes.default.svc --service-account-key-file=/etc/e2e/pki/sa.pub \
     --service-account-signing-key-file=/etc/e2e/pki/sa.key --service-cluster-ip-range=10.100.0.0/16 \
-    --authorization-mode=Node,RBAC --allow-privileged=true --profiling=false
+    --authorization-mode=Node,RBAC --enable-admission-plugins=NodeRestriction \
+    --allow-privileged=true --profiling=false
 Restart=on-failure
 RestartSec=1
 
