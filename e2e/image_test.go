@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/eksboot/eksboot/imds/imdstest"
@@ -215,6 +216,11 @@ printf '{"kind":"ExecCredential","apiVersion":"%%s","spec":{},"status":{"token":
 
 func copyFile(t *testing.T, src, dst string, mode os.FileMode) {
 	t.Helper()
+	// No fork while the file is open for writing: a child forked meanwhile (another
+	// box's exec) holds the descriptor until it execs, and running the copy then
+	// fails with ETXTBSY ("Text file busy", install.sh's kubelet --version).
+	syscall.ForkLock.RLock()
+	defer syscall.ForkLock.RUnlock()
 	in, err := os.Open(src)
 	if err != nil {
 		t.Fatal(err)
