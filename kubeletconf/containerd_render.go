@@ -152,7 +152,7 @@ func Containerd(in ContainerdInput) ([]byte, error) {
 		if err != nil {
 			errs = append(errs, fmt.Errorf("containerd config template %s: %w", name, err))
 		}
-		overlays = append([]parsed{{"spec.featureGates.FastImagePull", m}}, overlays...)
+		overlays = append([]namedTree{{"spec.featureGates.FastImagePull", m}}, overlays...)
 	}
 	changed, err := setNodeRuntimes(tree, version, in)
 	if err != nil {
