@@ -16,6 +16,7 @@ import (
 
 	"github.com/eksboot/eksboot/bootstrap"
 	"github.com/eksboot/eksboot/kubeletconf"
+	"github.com/eksboot/eksboot/kubeletconf/kubeletflags"
 	"github.com/eksboot/eksboot/maxpods"
 	"github.com/eksboot/eksboot/render"
 	"github.com/eksboot/eksboot/rootfs"
@@ -44,11 +45,9 @@ func (o *renderFlags) flagSet(prog string) *pflag.FlagSet {
 }
 
 // newestKubelet is the newest kubelet of the kubelet table, with the patch release
-// whose flags kubeletflags holds (TestRenderDefaultsAreTodaysNode keeps the two
-// equal; kubeletflags itself stays out of the node's binary): render's default node
-// is today's.
+// whose flags eksboot knows: render's default node is today's.
 func newestKubelet() string {
-	return kubeletconf.Version{Major: 1, Minor: kubeletconf.LastKubeletMinor, Patch: 2}.String()
+	return strings.TrimPrefix(kubeletflags.Version(kubeletconf.LastKubeletMinor), "v")
 }
 
 // renderAbout is render's paragraph of help.
