@@ -16,7 +16,6 @@ import (
 
 	"github.com/eksboot/eksboot/bootstrap"
 	"github.com/eksboot/eksboot/kubeletconf"
-	"github.com/eksboot/eksboot/kubeletconf/kubeletflags"
 	"github.com/eksboot/eksboot/maxpods"
 	"github.com/eksboot/eksboot/render"
 	"github.com/eksboot/eksboot/rootfs"
@@ -37,17 +36,11 @@ func (o *renderFlags) flagSet(prog string) *pflag.FlagSet {
 	fs.StringVar(&o.file, "user-data", "", "file with the user data, as the instance receives it (after EC2's base64)")
 	fs.StringVar(&o.instanceType, "instance-type", "", "instance type, such as m5.large")
 	fs.StringVar(&o.region, "region", "us-west-2", "region")
-	fs.StringVar(&o.kubeletVersion, "kubelet-version", newestKubelet(), "kubelet version of the node image (the default is the newest of eksboot's kubelet table)")
-	fs.StringVar(&o.profile, "image-profile", bootstrap.ProfileAL2023, "the node image's kind: al2 or al2023 (the default: Amazon publishes no new AL2 images)")
+	fs.StringVar(&o.kubeletVersion, "kubelet-version", "1.32.9", "kubelet version of the node image")
+	fs.StringVar(&o.profile, "image-profile", bootstrap.ProfileAL2, "the node image's kind: al2 or al2023")
 	fs.BoolVar(&o.discover, "discover", false, "look up with eks:DescribeCluster, with your own AWS credentials (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, else aws configure export-credentials), what the node would discover (the CA, the endpoint, the service CIDR) when the user data leaves it out")
 	fs.BoolVarP(&o.help, "help", "h", false, "print this help")
 	return fs
-}
-
-// newestKubelet is the newest kubelet of the kubelet table, with the patch release
-// whose flags eksboot knows: render's default node is today's.
-func newestKubelet() string {
-	return strings.TrimPrefix(kubeletflags.Version(kubeletconf.LastKubeletMinor), "v")
 }
 
 // renderAbout is render's paragraph of help.

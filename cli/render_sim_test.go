@@ -40,7 +40,7 @@ func TestRenderSample04(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	p := filepath.Join(t.TempDir(), "u")
 	must(t, os.WriteFile(p, raw, 0o644))
-	if code := Main([]string{"eksboot", "render", "--user-data", p, "--instance-type", "m5.large", "--image-profile", "al2", "--kubelet-version", "1.32.9"}, &stdout, &stderr); code != 0 {
+	if code := Main([]string{"eksboot", "render", "--user-data", p, "--instance-type", "m5.large"}, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr.String())
 	}
 	out := stdout.String()

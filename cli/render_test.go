@@ -7,9 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/eksboot/eksboot/kubeletconf"
-	"github.com/eksboot/eksboot/kubeletconf/kubeletflags"
 )
 
 func TestRenderCommand(t *testing.T) {
@@ -109,29 +106,5 @@ func TestRenderReportsLocalDisks(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "setup-local-disks raid0 (render does not run it)") {
 		t.Errorf("stderr does not report the local disks:\n%s", stderr.String())
-	}
-}
-
-// TestRenderDefaultsAreTodaysNode: without --image-profile and --kubelet-version,
-// render shows an AL2023 node with the newest kubelet of the kubelet table, and its
-// help says so.
-func TestRenderDefaultsAreTodaysNode(t *testing.T) {
-	newest := strings.TrimPrefix(kubeletflags.Version(kubeletconf.LastKubeletMinor), "v")
-	var stdout, stderr bytes.Buffer
-	Main([]string{"eksboot", "render", "--help"}, &stdout, &stderr)
-	help := stdout.String() + stderr.String()
-	for _, want := range []string{"(default al2023)", "(default " + newest + ")"} {
-		if !strings.Contains(help, want) {
-			t.Errorf("render --help does not say %s:\n%s", want, help)
-		}
-	}
-	stdout.Reset()
-	stderr.Reset()
-	sample := filepath.Join("..", "testdata", "userdata", "10-nodeadm-plain-nodeconfig.userdata")
-	if code := Main([]string{"eksboot", "render", "--user-data", sample, "--instance-type", "m5.large"}, &stdout, &stderr); code != 0 {
-		t.Fatalf("exit %d\n%s", code, stderr.String())
-	}
-	if out := stdout.String(); !strings.Contains(out, "sandbox = 'localhost/kubernetes/pause:latest'") || strings.Contains(out, "--pod-infra-container-image") {
-		t.Errorf("the default node is not an AL2023 node with kubelet %s:\n%s", newest, out)
 	}
 }
