@@ -253,7 +253,7 @@ func TestFastImagePullWithTheRealSnapshotter(t *testing.T) {
 	}
 	hello, err := os.ReadFile(filepath.Join(tmp, "hello"))
 	sociMust(t, err)
-	archive, diffID := ociArchive(t, hello)
+	archive, diffID := sociArchive(t, hello)
 	tarPath := filepath.Join(tmp, "image.tar")
 	sociMust(t, os.WriteFile(tarPath, archive, 0o644))
 	ctr(bootstrap.SOCIImportArgs(tarPath, 2)...)
@@ -370,9 +370,9 @@ func verifyDropIn(t *testing.T, dropIn string) {
 	}
 }
 
-// ociArchive is a one-layer OCI image archive (the program hello as /hello) and its
+// sociArchive is a one-layer OCI image archive (the program hello as /hello) and its
 // layer's diff ID.
-func ociArchive(t *testing.T, hello []byte) ([]byte, string) {
+func sociArchive(t *testing.T, hello []byte) ([]byte, string) {
 	t.Helper()
 	var layer bytes.Buffer
 	tw := tar.NewWriter(&layer)
