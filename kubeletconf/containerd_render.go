@@ -97,23 +97,7 @@ func Containerd(in ContainerdInput) ([]byte, error) {
 	if in.Major < 1 {
 		return nil, fmt.Errorf("containerd major version %d: want 1 or more", in.Major)
 	}
-	var errs []error
-	overlays := make([]namedTree, 0, len(in.Overlays))
-	overlayVersion := any(nil) // the first version an overlay declares
-	for _, o := range in.Overlays {
-		if o.TOML == "" {
-			continue
-		}
-		m, err := decodeTOML(o.TOML)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", o.Name, err))
-			continue
-		}
-		if v, ok := m["version"]; ok && overlayVersion == nil {
-			overlayVersion = v
-		}
-		overlays = append(overlays, namedTree{o.Name, m})
-	}
+	overlays, overlayVersion, errs := decodeOverlays(in.Overlays)
 
 	name, template := in.TemplateName, string(in.Template)
 	if in.Template == nil {
@@ -376,4 +360,27 @@ func versionText(v any) string {
 		return "(none)"
 	}
 	return fmt.Sprint(v)
+}
+
+// decodeOverlays decodes the non-empty overlays, in order, with the first version
+// one of them declares.
+func decodeOverlays(in []ContainerdOverlay) ([]namedTree, any, []error) {
+	var errs []error
+	overlays := make([]namedTree, 0, len(in))
+	overlayVersion := any(nil)
+	for _, o := range in {
+		if o.TOML == "" {
+			continue
+		}
+		m, err := decodeTOML(o.TOML)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", o.Name, err))
+			continue
+		}
+		if v, ok := m["version"]; ok && overlayVersion == nil {
+			overlayVersion = v
+		}
+		overlays = append(overlays, namedTree{o.Name, m})
+	}
+	return overlays, overlayVersion, errs
 }
