@@ -35,7 +35,7 @@ func BenchmarkRun(b *testing.B) {
 		env.CPUs = c.CPUs
 		env.Getenv = noEnv
 		env.DNSNameAttempts, env.DNSNameInterval = 1, 0
-		must(b, runOptions(context.Background(), o, env))
+		must(b, runOptions(b, context.Background(), o, env))
 	}
 	b.Run("fresh-root", func(b *testing.B) {
 		base := b.TempDir()

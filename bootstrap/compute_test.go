@@ -27,7 +27,7 @@ func TestClusterDNS(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := ClusterDNS(&tc.c, tc.vpc)
+			got, err := ClusterDNS(tc.c.DNSClusterIPs, tc.c.givenCluster(), tc.vpc)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -36,7 +36,7 @@ func TestClusterDNS(t *testing.T) {
 			}
 		})
 	}
-	if _, err := ClusterDNS(&Config{IPFamily: "ipv4", ServiceIPv4CIDR: netip.MustParsePrefix("10.0.0.0/30")}, nil); err == nil {
+	if _, err := ClusterDNS(nil, ClusterFacts{IPFamily: "ipv4", ServiceIPv4CIDR: netip.MustParsePrefix("10.0.0.0/30")}, nil); err == nil {
 		t.Error("a /30 service CIDR has no tenth address: want an error")
 	}
 }

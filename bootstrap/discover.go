@@ -47,11 +47,11 @@ func needsDiscovery(noCA, noEndpoint bool) bool {
 // discovers reports whether the run of c looks its cluster up.
 func (c *Config) discovers() bool { return needsDiscovery(c.CA == nil, c.APIServerEndpoint == "") }
 
-// discoverCluster fills c with the cluster's CA, endpoint, service CIDRs, IP family
-// and ID when the CA or the endpoint is missing, as bootstrap.sh's DescribeCluster
-// fallback did: from the cache of an earlier run when it matches the flags, else
-// from eks:DescribeCluster. The cache file goes into f.ClusterCache for the write
-// step; nothing is written here.
+// discoverCluster puts the cluster's CA, endpoint, service CIDRs, IP family and ID
+// into f.Cluster when c lacks the CA or the endpoint, as bootstrap.sh's
+// DescribeCluster fallback did: from the cache of an earlier run when it matches the
+// flags, else from eks:DescribeCluster. c is only read. The cache file goes into
+// f.ClusterCache for the write step; nothing is written here.
 func discoverCluster(ctx context.Context, c *Config, f *Facts, env *Env, imdsEndpoint string) error {
 	if !c.discovers() {
 		return nil
@@ -76,15 +76,16 @@ func discoverCluster(ctx context.Context, c *Config, f *Facts, env *Env, imdsEnd
 		data = append(data, '\n')
 		source = "eks:DescribeCluster"
 	}
-	warnings, err := applyCluster(c, cl)
+	found, warnings, err := applyCluster(c, cl)
 	if err != nil {
 		return fmt.Errorf("cluster %q in %s (from %s): %w", c.ClusterName, region, source, err)
 	}
+	f.Cluster = found
 	f.Warnings = append(f.Warnings, warnings...)
 	f.ClusterCache = &rootfs.File{Path: path, Data: data, Mode: 0o600, Secret: true}
-	log.Info("cluster discovered", zap.String("source", source), zap.String("endpoint", c.APIServerEndpoint),
-		zap.String("ipFamily", c.IPFamily), zap.Stringer("serviceIPv4CIDR", c.ServiceIPv4CIDR), zap.Stringer("serviceIPv6CIDR", c.ServiceIPv6CIDR),
-		zap.Bool("localOutpost", c.LocalOutpost), zap.String("clusterID", c.ClusterID))
+	log.Info("cluster discovered", zap.String("source", source), zap.String("endpoint", found.Endpoint),
+		zap.String("ipFamily", found.IPFamily), zap.Stringer("serviceIPv4CIDR", found.ServiceIPv4CIDR), zap.Stringer("serviceIPv6CIDR", found.ServiceIPv6CIDR),
+		zap.Bool("localOutpost", found.LocalOutpost), zap.String("clusterID", found.ID))
 	return nil
 }
 
@@ -117,8 +118,7 @@ func readClusterCache(root NodeFiles, path string, c *Config, region string) (*e
 			return nil, nil, "--b64-cluster-ca differs from the cached CA"
 		}
 	}
-	trial := *c
-	if _, err := applyCluster(&trial, &cc.Cluster); err != nil {
+	if _, _, err := applyCluster(c, &cc.Cluster); err != nil {
 		return nil, nil, err.Error()
 	}
 	return &cc.Cluster, data, ""
@@ -182,15 +182,16 @@ func discoveryError(ctx context.Context, c *Config, region string, err error) er
 	return fmt.Errorf("%s: %w", msg, err)
 }
 
-// applyCluster puts the cluster's facts into c by bootstrap.sh's rules: the CA and
+// applyCluster returns the cluster the node joins, from the answer cl and what c
+// gave, by bootstrap.sh's rules: the CA and
 // the endpoint replace the flags (both, even when one was given); the service CIDRs
 // replace the flags (an absent one unsets it); the IP family is used only when
 // neither --ip-family nor --service-ipv6-cidr was given; a cluster ID replaces
 // --cluster-id. A cluster with an Outpost ARN is a local cluster unless
 // --enable-local-outpost was given (the flag wins, as in bootstrap.sh); a local
-// cluster needs an ID. It returns warnings for flag values that were replaced by
-// different ones.
-func applyCluster(c *Config, cl *eksapi.Cluster) ([]string, error) {
+// cluster needs an ID. It also returns warnings for flag values that were replaced by
+// different ones. c is only read.
+func applyCluster(c *Config, cl *eksapi.Cluster) (ClusterFacts, []string, error) {
 	var warnings []string
 	local := c.LocalOutpost
 	if !c.OutpostGiven {
@@ -199,27 +200,27 @@ func applyCluster(c *Config, cl *eksapi.Cluster) ([]string, error) {
 	id := c.ClusterID
 	if cl.ID != "" {
 		if !isClusterID(cl.ID) {
-			return nil, fmt.Errorf("id %s: not a cluster ID", quote.Value(cl.ID))
+			return ClusterFacts{}, nil, fmt.Errorf("id %s: not a cluster ID", quote.Value(cl.ID))
 		}
 		id = cl.ID
 	}
 	if local && id == "" {
-		return nil, errors.New("a local cluster on AWS Outposts needs its ID, and the answer has none: pass --cluster-id")
+		return ClusterFacts{}, nil, errors.New("a local cluster on AWS Outposts needs its ID, and the answer has none: pass --cluster-id")
 	}
 	ca, err := decodeCA(cl.CAData)
 	if err != nil {
-		return nil, fmt.Errorf("certificateAuthority.data: %w", err)
+		return ClusterFacts{}, nil, fmt.Errorf("certificateAuthority.data: %w", err)
 	}
 	if err := checkEndpoint(cl.Endpoint); err != nil {
-		return nil, fmt.Errorf("endpoint %q: %w", cl.Endpoint, err)
+		return ClusterFacts{}, nil, fmt.Errorf("endpoint %q: %w", cl.Endpoint, err)
 	}
 	v4, err := clusterCIDR(cl.ServiceIPv4CIDR, true)
 	if err != nil {
-		return nil, fmt.Errorf("serviceIpv4Cidr %q: %w", cl.ServiceIPv4CIDR, err)
+		return ClusterFacts{}, nil, fmt.Errorf("serviceIpv4Cidr %q: %w", cl.ServiceIPv4CIDR, err)
 	}
 	v6, err := clusterCIDR(cl.ServiceIPv6CIDR, false)
 	if err != nil {
-		return nil, fmt.Errorf("serviceIpv6Cidr %q: %w", cl.ServiceIPv6CIDR, err)
+		return ClusterFacts{}, nil, fmt.Errorf("serviceIpv6Cidr %q: %w", cl.ServiceIPv6CIDR, err)
 	}
 	family := c.IPFamily
 	if !c.IPFamilyGiven {
@@ -229,11 +230,11 @@ func applyCluster(c *Config, cl *eksapi.Cluster) ([]string, error) {
 		case "ipv4", "ipv6":
 			family = f
 		default:
-			return nil, fmt.Errorf("ipFamily %q: want ipv4 or ipv6", cl.IPFamily)
+			return ClusterFacts{}, nil, fmt.Errorf("ipFamily %q: want ipv4 or ipv6", cl.IPFamily)
 		}
 	}
 	if family == "ipv6" && !v6.IsValid() && len(c.DNSClusterIPs) == 0 {
-		return nil, errors.New("the IP family is ipv6 but the cluster has no IPv6 service CIDR; pass --dns-cluster-ip")
+		return ClusterFacts{}, nil, errors.New("the IP family is ipv6 but the cluster has no IPv6 service CIDR; pass --dns-cluster-ip")
 	}
 	if c.APIServerEndpoint != "" && c.APIServerEndpoint != cl.Endpoint {
 		warnings = append(warnings, fmt.Sprintf("--apiserver-endpoint %s is replaced by the cluster's endpoint %s (as bootstrap.sh does when --b64-cluster-ca is missing)", c.APIServerEndpoint, cl.Endpoint))
@@ -250,9 +251,10 @@ func applyCluster(c *Config, cl *eksapi.Cluster) ([]string, error) {
 			warnings = append(warnings, fmt.Sprintf("%s %s is replaced by the cluster's service CIDR (%s), as bootstrap.sh does after eks:DescribeCluster", r.flag, r.given, to))
 		}
 	}
-	c.CA, c.APIServerEndpoint, c.ServiceIPv4CIDR, c.ServiceIPv6CIDR, c.IPFamily = ca, cl.Endpoint, v4, v6, family
-	c.ClusterID, c.LocalOutpost = id, local
-	return warnings, nil
+	return ClusterFacts{
+		CA: ca, Endpoint: cl.Endpoint, IPFamily: family, ServiceIPv4CIDR: v4, ServiceIPv6CIDR: v6,
+		ID: id, LocalOutpost: local,
+	}, warnings, nil
 }
 
 // clusterCIDR parses a service CIDR of the answer; "" is no CIDR.

@@ -91,7 +91,7 @@ func runInEnv(t *testing.T, c goldencase.Case, dir string, eks *eksapitest.Serve
 	if hook != nil {
 		hook(env)
 	}
-	return logs, runOptions(context.Background(), o, env)
+	return logs, runOptions(t, context.Background(), o, env)
 }
 
 func newEKS(t *testing.T, clusters ...eksapitest.Cluster) *eksapitest.Server {

@@ -7,7 +7,7 @@ import (
 )
 
 // ClusterDNS returns the cluster DNS addresses for the kubelet's clusterDNS, by
-// bootstrap.sh's rules: the --dns-cluster-ip list as given; else for IPv6 and for an
+// bootstrap.sh's rules: the --dns-cluster-ip list as given (given); else for IPv6 and for an
 // IPv4 service CIDR the CIDR's tenth address (the address EKS gives kube-dns); else
 // 172.20.0.10 when any VPC IPv4 CIDR is in 10.0.0.0/8 (EKS then picks the service
 // CIDR 172.20.0.0/16) and 10.100.0.10 otherwise.
@@ -15,9 +15,9 @@ import (
 // bootstrap.sh built the CIDR's address as text (first three octets + ".10", or the IPv6
 // prefix + "a"); that differs only for CIDRs whose network address does not end in
 // .0 or "::", where its result lay outside the CIDR. See docs/compat.md.
-func ClusterDNS(c *Config, vpcCIDRs []string) ([]string, error) {
-	if len(c.DNSClusterIPs) > 0 {
-		return c.DNSClusterIPs, nil
+func ClusterDNS(given []string, c ClusterFacts, vpcCIDRs []string) ([]string, error) {
+	if len(given) > 0 {
+		return given, nil
 	}
 	if c.IPFamily == "ipv6" {
 		if !c.ServiceIPv6CIDR.IsValid() {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
@@ -48,7 +49,10 @@ const (
 // Facts are what eksboot learns from the node, IMDS and EC2 before it computes
 // anything. Gathering them is the only step with outside effects before the writes.
 type Facts struct {
-	Instance       imds.Facts
+	Instance imds.Facts
+	// Cluster is the cluster the node joins: the values given, or what cluster
+	// discovery answered (discover.go).
+	Cluster        ClusterFacts
 	KubeletVersion kubeletconf.Version
 	// Kubelet is the kubelet table's row for KubeletVersion.
 	Kubelet kubeletconf.KubeletRow
@@ -104,10 +108,36 @@ type Facts struct {
 	Warnings []string
 }
 
+// ClusterFacts are the cluster the node joins, as the run uses them. Config keeps
+// what the flags or the NodeConfig asked (Config.CA, Config.APIServerEndpoint, ...);
+// when the CA or the endpoint was missing, cluster discovery answers them by
+// bootstrap.sh's rules (applyCluster), and this is where the answer goes: Config
+// is never written after validation.
+type ClusterFacts struct {
+	CA       []byte // the decoded PEM bundle, written verbatim to ca.crt
+	Endpoint string // the API server's https URL
+	IPFamily string // "ipv4" or "ipv6"
+	// ServiceIPv4CIDR and ServiceIPv6CIDR are the service CIDRs (invalid: none).
+	ServiceIPv4CIDR netip.Prefix
+	ServiceIPv6CIDR netip.Prefix
+	// ID is a local cluster's ID; LocalOutpost says the cluster is one (outpost.go).
+	ID           string
+	LocalOutpost bool
+}
+
+// givenCluster is the cluster as c gives it, before any discovery.
+func (c *Config) givenCluster() ClusterFacts {
+	return ClusterFacts{
+		CA: c.CA, Endpoint: c.APIServerEndpoint, IPFamily: c.IPFamily,
+		ServiceIPv4CIDR: c.ServiceIPv4CIDR, ServiceIPv6CIDR: c.ServiceIPv6CIDR,
+		ID: c.ClusterID, LocalOutpost: c.LocalOutpost,
+	}
+}
+
 // gatherFacts reads everything the computation needs. IMDS comes first (the region is
 // needed for EC2); the EC2 and DNS look-ups then run in parallel.
 func gatherFacts(ctx context.Context, c *Config, env *Env) (*Facts, error) {
-	f := &Facts{CPUs: env.CPUs()}
+	f := &Facts{CPUs: env.CPUs(), Cluster: c.givenCluster()}
 	var err error
 	if f.KubeletVersion, err = kubeletVersion(ctx, c.KubeletVersion, env); err != nil {
 		return nil, err
@@ -161,11 +191,11 @@ func gatherFacts(ctx context.Context, c *Config, env *Env) (*Facts, error) {
 		return nil, err
 	}
 	decideSOCI(c, env, f)
-	if c.LocalOutpost {
-		if c.ClusterID == "" { // FromFlags and FromNodeConfig check it when there is no discovery
+	if f.Cluster.LocalOutpost {
+		if f.Cluster.ID == "" { // FromFlags and FromNodeConfig check it when there is no discovery
 			return nil, &UsageError{msg: "a local cluster on AWS Outposts needs its ID: pass --cluster-id (spec.cluster.id)"}
 		}
-		if f.APIServerHosts, err = resolveAPIServer(ctx, c, env); err != nil {
+		if f.APIServerHosts, err = resolveAPIServer(ctx, f.Cluster.Endpoint, env); err != nil {
 			return nil, err
 		}
 		if h := f.APIServerHosts; h.AtBoot {

@@ -49,7 +49,7 @@ func runCaseWith(t *testing.T, c goldencase.Case, log *zap.Logger, edit func(*En
 	if edit != nil {
 		edit(env)
 	}
-	return dir, runOptions(context.Background(), o, env)
+	return dir, runOptions(t, context.Background(), o, env)
 }
 
 // TestGolden runs eksboot on the inputs of every golden case and compares its files
@@ -178,11 +178,13 @@ func must(t testing.TB, err error) {
 	}
 }
 
-// runOptions validates o and runs it, as the bootstrap command does (FromFlags, Run).
-func runOptions(ctx context.Context, o Options, env *Env) error {
+// runOptions validates o and runs it, as the bootstrap command does (FromFlags, Run),
+// and fails t when the run changes the validated Config (runReadOnly).
+func runOptions(t testing.TB, ctx context.Context, o Options, env *Env) error {
+	t.Helper()
 	c, err := Validate(o)
 	if err != nil {
 		return err
 	}
-	return Run(ctx, c, env)
+	return runReadOnly(t, ctx, c, env)
 }

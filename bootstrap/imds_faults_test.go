@@ -119,7 +119,11 @@ func runFaulty(c goldencase.Case, srv *imdstest.Server, dir string, timeout time
 		}
 		return imds.Fetch(ctx, o)
 	}
-	return runOptions(context.Background(), o, env)
+	cfg, err := Validate(o)
+	if err != nil {
+		return err
+	}
+	return Run(context.Background(), cfg, env)
 }
 
 // tree reads every file under dir, by path relative to dir.

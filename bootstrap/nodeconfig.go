@@ -197,12 +197,22 @@ func (c *Config) fromInstance(sp nodeconfig.Spec, bad func(string, ...any), unsu
 			bad("%v", err) // names spec.instance.localStorage.*
 		}
 	}
-	if c.Environment, err = kubeletconf.InstanceEnvironment(sp.Instance.Environment); err != nil {
+	// Checked here by the renderers' own rules (every problem, named); the files
+	// are made in Compute from the typed values.
+	if _, err := kubeletconf.InstanceEnvironment(sp.Instance.Environment); err != nil {
 		bad("%v", err) // names spec.instance.environment.<unit>.<NAME>
 	}
-	if c.Resolved, err = kubeletconf.ResolvedConfig(sp.Instance.Network.Nameservers, sp.Instance.Network.Domains); err != nil {
+	for k, vars := range sp.Instance.Environment {
+		if c.Environment == nil {
+			c.Environment = map[string]map[string]string{}
+		}
+		c.Environment[k] = maps.Clone(vars)
+	}
+	nw := sp.Instance.Network
+	if _, err := kubeletconf.ResolvedConfig(nw.Nameservers, nw.Domains); err != nil {
 		bad("%v", err) // names spec.instance.network.*
 	}
+	c.Nameservers, c.SearchDomains = slices.Clone(nw.Nameservers), slices.Clone(nw.Domains)
 	for _, k := range slices.Sorted(maps.Keys(sp.FeatureGates)) {
 		switch on := sp.FeatureGates[k]; {
 		case !kubeletconf.KnownFeatureGate(k):

@@ -75,8 +75,8 @@ type APIServerHosts struct {
 
 // resolveAPIServer resolves the API server's host name of a local cluster for
 // /etc/hosts, with bounded retries, and reads the node's /etc/hosts.
-func resolveAPIServer(ctx context.Context, c *Config, env *Env) (*APIServerHosts, error) {
-	u, err := url.Parse(c.APIServerEndpoint)
+func resolveAPIServer(ctx context.Context, endpoint string, env *Env) (*APIServerHosts, error) {
+	u, err := url.Parse(endpoint)
 	if err != nil {
 		return nil, fmt.Errorf("local cluster: API server endpoint: %w", err)
 	}

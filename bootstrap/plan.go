@@ -41,10 +41,11 @@ func Compute(c *Config, f *Facts) (*Node, error) {
 	n := &Node{MaxPods: f.MaxPods, KubeletExtraArgs: c.KubeletExtraArgs, Profile: f.Profile.Name, ContainerdMajor: f.ContainerdMajor}
 	p, row := f.Profile, f.Kubelet
 	var err error
-	if n.NodeIP, err = nodeIP(c.IPFamily, f.Instance.LocalIPv4, f.Instance.IPv6s); err != nil {
+	cl := f.Cluster
+	if n.NodeIP, err = nodeIP(cl.IPFamily, f.Instance.LocalIPv4, f.Instance.IPv6s); err != nil {
 		return nil, err
 	}
-	if n.ClusterDNS, err = ClusterDNS(c, f.Instance.VPCIPv4CIDRs); err != nil {
+	if n.ClusterDNS, err = ClusterDNS(c.DNSClusterIPs, cl, f.Instance.VPCIPv4CIDRs); err != nil {
 		return nil, err
 	}
 	n.PauseImage = PauseImage(c, f.Instance.Region, f.Instance.Domain, f.FIPSHost)
@@ -58,7 +59,7 @@ func Compute(c *Config, f *Facts) (*Node, error) {
 	// The token names the cluster; a local cluster on AWS Outposts by its ID, in the
 	// bootstrap kubeconfig of the kubelet's TLS bootstrap (outpost.go).
 	tokenKubeconfig := kubeletconf.Kubeconfig{
-		Server:      c.APIServerEndpoint,
+		Server:      cl.Endpoint,
 		ClusterName: c.ClusterName,
 		Region:      f.Instance.Region,
 		CAFile:      pathCA,
@@ -66,10 +67,10 @@ func Compute(c *Config, f *Facts) (*Node, error) {
 	}
 	kubeconfig := tokenKubeconfig.Render()
 	var bootstrapKubeconfig []byte
-	if c.LocalOutpost {
-		tokenKubeconfig.ClusterName = c.ClusterID
+	if cl.LocalOutpost {
+		tokenKubeconfig.ClusterName = cl.ID
 		bootstrapKubeconfig = tokenKubeconfig.Render()
-		kubeconfig = kubeletconf.ClientCertKubeconfig(c.APIServerEndpoint, pathCA, PathKubeletClientCert)
+		kubeconfig = kubeletconf.ClientCertKubeconfig(cl.Endpoint, pathCA, PathKubeletClientCert)
 	}
 
 	n.KubeletArgs = strings.Join(kubeletArgs(c, n, f), " ")
@@ -84,14 +85,18 @@ func Compute(c *Config, f *Facts) (*Node, error) {
 	}
 
 	n.Files = []rootfs.File{
-		{Path: pathCA, Data: c.CA, Mode: 0o644, Secret: true},
+		{Path: pathCA, Data: cl.CA, Mode: 0o644, Secret: true},
 		{Path: pathKubeconfig, Data: kubeconfig, Mode: 0o644},
 		{Path: pathKubeletConfig, Data: kubeletJSON, Mode: 0o644},
 		{Path: pathContainerdConfig, Data: containerd, Mode: 0o644},
 		{Path: pathKubeletUnit, Data: assets.KubeletService, Mode: 0o644},
 		{Path: pathArgsDropIn, Data: argsDropIn, Mode: 0o644},
 	}
-	for _, e := range c.Environment {
+	environment, err := kubeletconf.InstanceEnvironment(c.Environment)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range environment {
 		if e.Data != nil {
 			n.Files = append(n.Files, rootfs.File{Path: e.Path, Data: e.Data, Mode: 0o644})
 		}
@@ -104,8 +109,12 @@ func Compute(c *Config, f *Facts) (*Node, error) {
 	if hosts, ok := f.APIServerHosts.HostsFile(); ok {
 		n.Files = append(n.Files, rootfs.File{Path: pathHosts, Data: hosts, Mode: 0o644})
 	}
-	if c.Resolved != nil {
-		n.Files = append(n.Files, rootfs.File{Path: kubeletconf.ResolvedDropInPath, Data: c.Resolved, Mode: 0o644})
+	resolved, err := kubeletconf.ResolvedConfig(c.Nameservers, c.SearchDomains)
+	if err != nil {
+		return nil, err
+	}
+	if resolved != nil {
+		n.Files = append(n.Files, rootfs.File{Path: kubeletconf.ResolvedDropInPath, Data: resolved, Mode: 0o644})
 	}
 	if baseSpec != nil {
 		n.Files = append(n.Files, rootfs.File{Path: pathBaseRuntimeSpec, Data: baseSpec, Mode: 0o644})
@@ -285,7 +294,7 @@ func kubeletArgs(c *Config, n *Node, f *Facts) []string {
 	if p.RuntimeCgroups != "" {
 		args = append(args, "--runtime-cgroups="+p.RuntimeCgroups)
 	}
-	if c.LocalOutpost {
+	if f.Cluster.LocalOutpost {
 		// With the unit's --kubeconfig, the client-certificate kubeconfig.
 		args = append(args, "--bootstrap-kubeconfig="+pathBootstrapKubeconfig)
 	}

@@ -157,7 +157,7 @@ func TestRootCheck(t *testing.T) {
 	}
 	o, err := Parse(validArgs(t), noEnv)
 	must(t, err)
-	err = runOptions(context.Background(), o, env)
+	err = runOptions(t, context.Background(), o, env)
 	if err == nil || !strings.Contains(err.Error(), "must run as root") {
 		t.Fatalf("err = %v, want the root check", err)
 	}
@@ -170,7 +170,7 @@ func TestRootCheck(t *testing.T) {
 	}
 	env.KubeletVersion = func(context.Context) (string, error) { return "Kubernetes v1.32.9", nil }
 	o.KubeletVersion = "1.32.9"
-	if err := runOptions(context.Background(), o, env); err == nil || !read {
+	if err := runOptions(t, context.Background(), o, env); err == nil || !read {
 		t.Fatalf("dry run: err = %v, IMDS read %v; want it past the root check", err, read)
 	}
 }

@@ -105,9 +105,13 @@ func newStatus(c *Config, f *Facts, n *Node, start, end time.Time, err error) *S
 		s.Phase = "config"
 	}
 	in := &s.Inputs
-	in.ClusterName, in.APIServerEndpoint = c.ClusterName, c.APIServerEndpoint
-	if len(c.CA) > 0 {
-		in.CASHA256 = digest(c.CA)
+	cl := c.givenCluster()
+	if f != nil {
+		cl = f.Cluster // discovered, when it was
+	}
+	in.ClusterName, in.APIServerEndpoint = c.ClusterName, cl.Endpoint
+	if len(cl.CA) > 0 {
+		in.CASHA256 = digest(cl.CA)
 	}
 	if f != nil {
 		if f.Instance.UserData != nil {

@@ -140,7 +140,7 @@ func TestBootStorm(t *testing.T) {
 			}
 			return ec2api.New(cfg), nil
 		}
-		runs[i] = func() error { return runOptions(context.Background(), o, env) }
+		runs[i] = func() error { return runOptions(t, context.Background(), o, env) }
 	}
 
 	start := make(chan struct{})
@@ -284,7 +284,7 @@ func TestDefaultVPCBootMakesNoAWSCall(t *testing.T) {
 	env := DefaultEnv(root, zap.NewNop(), &bytes.Buffer{}, &bytes.Buffer{})
 	env.CPUs = c.CPUs
 	env.Getenv = func(string) string { return "" }
-	must(t, runOptions(context.Background(), o, env))
+	must(t, runOptions(t, context.Background(), o, env))
 	if n := fakes.EC2.Calls("DescribeInstances") + fakes.EC2.Calls("DescribeInstanceTypes"); n != 0 {
 		t.Errorf("%d EC2 calls, want none", n)
 	}

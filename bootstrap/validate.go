@@ -15,13 +15,20 @@ import (
 	"github.com/eksboot/eksboot/maxpods"
 )
 
-// Config is a validated bootstrap request: every value parsed into its type. Nothing
-// in it needs checking again.
+// Config is a validated bootstrap request: every value parsed into its type, as the
+// user asked it (bootstrap.sh's flags or a NodeConfig). Nothing in it needs checking
+// again, and nothing writes it once a front end (Validate, FromNodeConfig) has
+// returned it: what the node, IMDS and AWS answer is Facts (the cluster that
+// discovery finds is Facts.Cluster), and file bytes are made only in Compute. The
+// tests hold every run to that: runReadOnly and TestConfigIsReadOnlyOnceValidated
+// compare a deep copy taken before Run or ComputeNode with the Config after, for the
+// golden cases, discovery (eks:DescribeCluster and its cache), Outposts and the
+// scenarios.
 type Config struct {
 	ClusterName           string
 	UseMaxPods            bool
-	CA                    []byte // the decoded PEM bundle, written verbatim to ca.crt
-	APIServerEndpoint     string
+	CA                    []byte // the decoded PEM bundle (nil: discovered, Facts.Cluster)
+	APIServerEndpoint     string // "": discovered (Facts.Cluster)
 	KubeletExtraArgs      string
 	APIRetryAttempts      int
 	ContainerdConfigFile  string // node path, "" for the AMI's or the embedded template
@@ -70,8 +77,9 @@ type Config struct {
 	// OutpostGiven: --enable-local-outpost (spec.cluster.enableOutpost) was given,
 	// so discovery does not replace LocalOutpost.
 	OutpostGiven bool
-	// LocalOutpost: the cluster is a local cluster on AWS Outposts (the flag, the
-	// NodeConfig field, or found by discovery: outpostConfig.outpostArns). The kubelet
+	// LocalOutpost: the cluster is a local cluster on AWS Outposts (the flag or the
+	// NodeConfig field; what discovery finds, outpostConfig.outpostArns, is
+	// Facts.Cluster.LocalOutpost). The kubelet
 	// then joins by TLS bootstrap with a bootstrap kubeconfig whose token names the
 	// cluster by ClusterID, and the API server's addresses go into /etc/hosts, so the
 	// node keeps working while the Outpost is cut off from its region (outpost.go).
@@ -85,12 +93,14 @@ type Config struct {
 	// LocalDisksArgs are the arguments of the image's setup-local-disks helper
 	// (--local-disks, spec.instance.localStorage); nil: it does not run.
 	LocalDisksArgs []string
-	// Environment are spec.instance.environment's systemd files (the manager's
-	// DefaultEnvironment=, kubelet's and containerd's Environment=); a file with no
-	// data is not written.
-	Environment []kubeletconf.EnvironmentFile
-	// Resolved is spec.instance.network's systemd-resolved drop-in (nil: none).
-	Resolved []byte
+	// Environment is spec.instance.environment, checked: each key's (default,
+	// kubelet, containerd) variables, which Compute renders as the systemd files
+	// (the manager's DefaultEnvironment=, kubelet's and containerd's Environment=).
+	Environment map[string]map[string]string
+	// Nameservers and SearchDomains are spec.instance.network's, checked; Compute
+	// renders systemd-resolved's drop-in from them (none when both are empty).
+	Nameservers   []string
+	SearchDomains []string
 	// MaxPodsExpression is spec.kubelet.maxPodsExpression (CEL), checked.
 	MaxPodsExpression string
 	// NodeNameFromInstanceID: the node is named by its instance ID
