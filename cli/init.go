@@ -64,6 +64,10 @@ func runInit(prog string, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return finish(prog, err, zap.NewNop(), stderr)
 	}
+	// The config phase writes the files and only reloads systemd: containerd and
+	// the kubelet start after it and must see its drop-ins. The run phase restarts
+	// what changed since (they started after the config phase, on its files).
+	settings.ReloadOnly = phase == phaseConfig
 	s, code := newSession(prog, settings, stdout, stderr)
 	if s == nil {
 		return code
@@ -80,15 +84,6 @@ func runInit(prog string, args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	log.Info("configuring from " + req.From)
-	switch phase {
-	case phaseConfig:
-		// Files only, and a daemon-reload when units changed: containerd and the
-		// kubelet start after this phase and must see its drop-ins.
-		req.Config.ReloadOnly = true
-	case phaseRun:
-		// containerd and the kubelet started after the config phase (its unit is
-		// ordered before them), on its files: what changed since is restarted.
-	}
 	err = bootstrap.Run(ctx, req.Config, env)
 	var ue *bootstrap.UsageError
 	if errors.As(err, &ue) { // a bad value of the NodeConfig: bad input, exit 1
