@@ -100,8 +100,8 @@ func (c *Config) fromCluster(cl nodeconfig.Cluster, bad func(string, ...any)) {
 }
 
 // fromKubelet reads spec.kubelet: the flags, one argument each, the partial
-// configuration (decoded once against the kubelet's type; its fields are returned,
-// zero when absent or invalid) and the max pods expression, for FromNodeConfig.
+// configuration (checked where it entered, nodeconfig's decoding; its fields are
+// returned) and the max pods expression, for FromNodeConfig.
 func (c *Config) fromKubelet(kl nodeconfig.Kubelet, bad func(string, ...any)) kubeletconf.OverlayFields {
 	c.KubeletFlags = slices.Clone(kl.Flags)
 	for i, f := range c.KubeletFlags {
@@ -114,14 +114,11 @@ func (c *Config) fromKubelet(kl nodeconfig.Kubelet, bad func(string, ...any)) ku
 		bad("spec.kubelet.flags: %d bytes is more than the %d allowed", len(c.KubeletExtraArgs), maxExtraArgs)
 	}
 	c.ReservedCPUs = slices.ContainsFunc(c.KubeletFlags, func(f string) bool { return strings.HasPrefix(f, "--reserved-cpus") })
-	// spec.kubelet.config, decoded once against the kubelet's type (zero fields when
-	// absent or invalid).
-	fields, err := kubeletconf.ReadOverlay(kl.Config)
-	if err != nil {
-		bad("spec.kubelet.config: %v", err)
-	}
-	if len(kl.Config) > 0 {
-		c.KubeletConfigOverlay = maps.Clone(kl.Config)
+	// spec.kubelet.config, checked against the kubelet's type where it entered
+	// (nodeconfig's decoding made kl.Config).
+	fields := kl.Config.Fields()
+	if kl.Config.Len() > 0 {
+		c.KubeletConfigOverlay = kl.Config
 		if fields.ClusterDNS != nil {
 			// Cluster DNS is computed (from the service CIDR) unless given: the given
 			// list is the node's, checked like --dns-cluster-ip.
@@ -131,7 +128,7 @@ func (c *Config) fromKubelet(kl nodeconfig.Kubelet, bad func(string, ...any)) ku
 				}
 			}
 			c.DNSClusterIPs = fields.ClusterDNS
-			delete(c.KubeletConfigOverlay, "clusterDNS")
+			c.KubeletConfigOverlay = kl.Config.Without("clusterDNS")
 		}
 		c.KubeletVerbosityGiven = fields.VerbosityGiven
 	}

@@ -20,7 +20,7 @@ func TestFromNodeConfig(t *testing.T) {
 	nc := &nodeconfig.NodeConfig{Spec: nodeconfig.Spec{
 		Cluster: nodeconfig.Cluster{Name: "c", APIServerEndpoint: "https://x.example", CertificateAuthority: base64.StdEncoding.EncodeToString(testCA(t)), CIDR: "10.100.0.0/16"},
 		Kubelet: nodeconfig.Kubelet{
-			Config: map[string]any{"clusterDNS": []any{"169.254.20.10", "10.100.0.10"}, "maxPods": 58.0, "logging": map[string]any{"verbosity": 4.0}},
+			Config: checkedOverlay(t, map[string]any{"clusterDNS": []any{"169.254.20.10", "10.100.0.10"}, "maxPods": 58.0, "logging": map[string]any{"verbosity": 4.0}}),
 			Flags:  []string{"--node-labels=a=b", "--x=has space"},
 		},
 		Containerd: nodeconfig.Containerd{Configs: []string{"[plugins]\n", "version = 2\n"}},
@@ -43,8 +43,8 @@ func TestFromNodeConfig(t *testing.T) {
 	if !reflect.DeepEqual(c.KubeletFlags, nc.Spec.Kubelet.Flags) || c.KubeletExtraArgs != `--node-labels=a=b "--x=has space"` {
 		t.Errorf("flags %q, drop-in value %q", c.KubeletFlags, c.KubeletExtraArgs)
 	}
-	if _, ok := c.KubeletConfigOverlay["clusterDNS"]; ok || c.KubeletConfigOverlay["maxPods"] != 58.0 || !c.KubeletVerbosityGiven || c.KubeletMaxPods != 58 {
-		t.Errorf("overlay %v, verbosity given %v, max pods %d", c.KubeletConfigOverlay, c.KubeletVerbosityGiven, c.KubeletMaxPods)
+	if o := c.KubeletConfigOverlay.Map(); o["clusterDNS"] != nil || o["maxPods"] != 58.0 || !c.KubeletVerbosityGiven || c.KubeletMaxPods != 58 {
+		t.Errorf("overlay %v, verbosity given %v, max pods %d", o, c.KubeletVerbosityGiven, c.KubeletMaxPods)
 	}
 	if c.MaxPodsMode != "prefix-delegation" || c.MaxPodsOptions != (maxpods.Options{PrefixDelegation: true, CustomNetworking: true, MaxENI: 4}) {
 		t.Errorf("max pods %s %+v", c.MaxPodsMode, c.MaxPodsOptions)
@@ -133,4 +133,14 @@ func TestComputeRefusesAFileTheNextBootCannotRead(t *testing.T) {
 	if err := checkFileSizes(files[:1]); err != nil {
 		t.Errorf("a file of exactly the limit: %v", err)
 	}
+}
+
+// checkedOverlay is m checked as nodeconfig's decoding checks spec.kubelet.config.
+func checkedOverlay(t *testing.T, m map[string]any) kubeletconf.CheckedOverlay {
+	t.Helper()
+	o, err := kubeletconf.CheckOverlay(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
 }

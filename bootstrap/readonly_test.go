@@ -88,7 +88,7 @@ func runReadOnly(t testing.TB, ctx context.Context, c *Config, env *Env) error {
 func TestDeepCopySharesNothing(t *testing.T) {
 	c := &Config{
 		CA: []byte("x"), KubeletFlags: []string{"--a"},
-		KubeletConfigOverlay: map[string]any{"k": map[string]any{"n": []any{1.0}}},
+		BaseRuntimeSpecOverlay: map[string]any{"k": map[string]any{"n": []any{1.0}}},
 	}
 	d := deepCopy(reflect.ValueOf(c)).Interface().(*Config)
 	if !reflect.DeepEqual(c, d) {
@@ -96,9 +96,9 @@ func TestDeepCopySharesNothing(t *testing.T) {
 	}
 	c.CA[0] = 'y'
 	c.KubeletFlags[0] = "--b"
-	c.KubeletConfigOverlay["k"].(map[string]any)["n"].([]any)[0] = 2.0
+	c.BaseRuntimeSpecOverlay["k"].(map[string]any)["n"].([]any)[0] = 2.0
 	if reflect.DeepEqual(c, d) || string(d.CA) != "x" || d.KubeletFlags[0] != "--a" ||
-		d.KubeletConfigOverlay["k"].(map[string]any)["n"].([]any)[0] != 1.0 {
+		d.BaseRuntimeSpecOverlay["k"].(map[string]any)["n"].([]any)[0] != 1.0 {
 		t.Errorf("the copy shares memory with the original: %+v", d)
 	}
 }
@@ -123,7 +123,7 @@ func TestConfigIsReadOnlyOnceValidated(t *testing.T) {
 	nc := &nodeconfig.NodeConfig{Spec: nodeconfig.Spec{
 		Cluster: nodeconfig.Cluster{Name: cl.Name},
 		Kubelet: nodeconfig.Kubelet{
-			Config: map[string]any{"maxPods": 58.0, "shutdownGracePeriod": "30s", "featureGates": map[string]any{"A": true}},
+			Config: checkedOverlay(t, map[string]any{"maxPods": 58.0, "shutdownGracePeriod": "30s", "featureGates": map[string]any{"A": true}}),
 			Flags:  []string{"--node-labels=a=b"},
 		},
 		Containerd: nodeconfig.Containerd{Configs: []string{"version = 2\n"}},

@@ -65,9 +65,10 @@ type Config struct {
 	// ShutdownGracePeriod > 0 turns on graceful node shutdown.
 	ShutdownGracePeriod             time.Duration
 	ShutdownGracePeriodCriticalPods time.Duration
-	// KubeletConfigOverlay is a NodeConfig's spec.kubelet.config, merged onto the
-	// computed kubelet-config.json (nil for bootstrap.sh's command line).
-	KubeletConfigOverlay map[string]any
+	// KubeletConfigOverlay is a NodeConfig's spec.kubelet.config, checked where it
+	// entered (nodeconfig), merged onto the computed kubelet-config.json (empty for
+	// bootstrap.sh's command line).
+	KubeletConfigOverlay kubeletconf.CheckedOverlay
 	// ShutdownGiven: a graceful-shutdown flag was given (or the NodeConfig set the
 	// periods), so the kubelet version's default does not apply.
 	ShutdownGiven bool

@@ -185,7 +185,7 @@ func TestRenderersRefuseDeepOverlays(t *testing.T) {
 	if _, err := BaseRuntimeSpec(deep); err == nil || !strings.Contains(err.Error(), "nested more than 64 levels deep") {
 		t.Errorf("base runtime spec: %v", err)
 	}
-	if _, err := Overlay(&KubeletConfiguration{}, deep); err == nil || !strings.Contains(err.Error(), "nested more than 64 levels deep") {
+	if _, err := CheckOverlay(deep); err == nil || !strings.Contains(err.Error(), "nested more than 64 levels deep") {
 		t.Errorf("kubelet config overlay: %v", err)
 	}
 }

@@ -100,7 +100,7 @@ func Merge(dst *NodeConfig, src NodeConfig) {
 	list(&d.Instance.Network.Nameservers, s.Instance.Network.Nameservers)
 	list(&d.Instance.Network.Domains, s.Instance.Network.Domains)
 
-	d.Kubelet.Config = mergeMaps(d.Kubelet.Config, s.Kubelet.Config)
+	d.Kubelet.Config = d.Kubelet.Config.Merge(s.Kubelet.Config)
 	d.Kubelet.Flags = append(d.Kubelet.Flags, s.Kubelet.Flags...)
 	str(&d.Kubelet.MaxPodsExpression, s.Kubelet.MaxPodsExpression)
 

@@ -83,10 +83,13 @@ type Network struct {
 
 // Kubelet is spec.kubelet.
 type Kubelet struct {
-	// Config is a partial KubeletConfiguration (kubelet.config.k8s.io/v1beta1).
-	Config            map[string]any `json:"config,omitempty"`
-	Flags             []string       `json:"flags,omitempty"`
-	MaxPodsExpression string         `json:"maxPodsExpression,omitempty"`
+	// Config is a partial KubeletConfiguration (kubelet.config.k8s.io/v1beta1),
+	// checked where it enters: the decoding of a NodeConfig (decodeOne) makes it
+	// with kubeletconf.CheckOverlay, after the walk that names each problem's path
+	// (checkKubeletConfig); nothing after takes it unchecked.
+	Config            kubeletconf.CheckedOverlay `json:"config,omitempty"`
+	Flags             []string                   `json:"flags,omitempty"`
+	MaxPodsExpression string                     `json:"maxPodsExpression,omitempty"`
 }
 
 // MaxPods is spec.maxPods (eksboot's): how max pods is worked out, as bootstrap's
@@ -197,10 +200,12 @@ func decodeOne(doc []byte) (*NodeConfig, error) {
 	}
 	errs = checkFields(obj, typeOf[NodeConfig](), "", errs)
 	errs = checkText(obj, "", errs)
+	var kubeletConfig map[string]any
 	if kc, ok := obj["spec"].(map[string]any); ok {
 		if k, ok := kc["kubelet"].(map[string]any); ok {
 			if c, ok := k["config"].(map[string]any); ok {
-				errs = CheckKubeletConfig(c, "spec.kubelet.config", errs)
+				kubeletConfig = c
+				errs = checkKubeletConfig(c, "spec.kubelet.config", errs)
 			}
 		}
 	}
@@ -208,9 +213,16 @@ func decodeOne(doc []byte) (*NodeConfig, error) {
 		return nil, errs
 	}
 	var nc NodeConfig
-	if err := json.Unmarshal(j, &nc); err != nil {
+	if err := json.Unmarshal(j, &nc); err != nil { // spec.kubelet.config: below
 		return nil, err
 	}
+	// The one strict check of spec.kubelet.config, for what the walk above takes as
+	// it is (durations, quantities, numbers out of their type's range).
+	checked, err := kubeletconf.CheckOverlay(kubeletConfig)
+	if err != nil {
+		return nil, Errors{"spec.kubelet.config: " + err.Error()}
+	}
+	nc.Spec.Kubelet.Config = checked
 	return &nc, nil
 }
 

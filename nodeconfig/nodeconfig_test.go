@@ -23,6 +23,10 @@ func TestDecodeStrict(t *testing.T) {
 			"wrong types", ncHead + "spec:\n  cluster:\n    name: [x]\n  kubelet:\n    flags: --a\n    config:\n      maxPods: many\n",
 			`p: spec.cluster.name: want a string, got a list; p: spec.kubelet.flags: want a list, got the string "--a"; p: spec.kubelet.config.maxPods: want a whole number, got the string "many"`,
 		},
+		// What the walk takes as it is, the one strict check refuses, in the same decoding.
+		{"bad duration", ncHead + "spec:\n  kubelet:\n    config:\n      shutdownGracePeriod: 30x\n", `p: spec.kubelet.config: time: unknown unit "x" in duration "30x"`},
+		{"out of range", ncHead + "spec:\n  kubelet:\n    config:\n      maxPods: 10000000000\n", "p: spec.kubelet.config: json: cannot unmarshal number 10000000000 into Go struct field KubeletConfiguration.maxPods of type int32"},
+		{"config not an object", ncHead + "spec:\n  kubelet:\n    config: [a]\n", "p: spec.kubelet.config: want an object, got a list"},
 		{"wrong kind", "apiVersion: node.eks.aws/v1alpha1\nkind: Pod\n", `p: kind: "Pod", want NodeConfig`},
 		{"wrong version and no kind", "apiVersion: v1\n", `p: apiVersion: "v1", want node.eks.aws/v1alpha1; p: kind: missing, want NodeConfig`},
 		{"not an object", "- a\n- b\n", "p: want a NodeConfig object (apiVersion: node.eks.aws/v1alpha1, kind: NodeConfig), got a list"},
@@ -68,8 +72,8 @@ func TestMerge(t *testing.T) {
 		"maxPods": 29.0, "evictionHard": map[string]any{"memory.available": "5%"},
 		"featureGates": map[string]any{"A": true, "B": false}, "clusterDNS": []any{"10.0.0.10"},
 	}
-	if !reflect.DeepEqual(s.Kubelet.Config, wantConfig) {
-		t.Errorf("kubelet.config %v\nwant %v", s.Kubelet.Config, wantConfig)
+	if !reflect.DeepEqual(s.Kubelet.Config.Map(), wantConfig) {
+		t.Errorf("kubelet.config %v\nwant %v", s.Kubelet.Config.Map(), wantConfig)
 	}
 	if s.MaxPods.Mode != "prefix-delegation" {
 		t.Errorf("maxPods.mode %q", s.MaxPods.Mode)

@@ -19,10 +19,12 @@ var (
 	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
 )
 
-// CheckKubeletConfig checks a partial KubeletConfiguration against the upstream
+// checkKubeletConfig walks a partial KubeletConfiguration against the upstream
 // v1beta1 type: unknown fields and values of the wrong JSON type are appended to errs
-// with their path under at.
-func CheckKubeletConfig(c map[string]any, at string, errs Errors) Errors {
+// with their path under at, every one. What it takes as it is (types with their own
+// decoding) kubeletconf.CheckOverlay checks next, in the same decoding (decodeOne),
+// and makes the checked form the NodeConfig carries.
+func checkKubeletConfig(c map[string]any, at string, errs Errors) Errors {
 	return checkFields(c, typeOf[kubeletconf.KubeletConfiguration](), at, errs)
 }
 
@@ -35,6 +37,10 @@ func checkFields(v any, t reflect.Type, at string, errs Errors) Errors {
 	}
 	if v == nil || reflect.PointerTo(t).Implements(jsonUnmarshaler) || reflect.PointerTo(t).Implements(textUnmarshaler) {
 		return errs
+	}
+	if t == typeOf[kubeletconf.CheckedOverlay]() {
+		// spec.kubelet.config: an object here, walked by checkKubeletConfig.
+		t = typeOf[map[string]any]()
 	}
 	bad := func(want string) Errors {
 		return append(errs, fmt.Sprintf("%s: want %s, got %s", orRoot(at), want, jsonKind(v)))
