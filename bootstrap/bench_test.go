@@ -29,7 +29,7 @@ func BenchmarkRun(b *testing.B) {
 		must(b, err)
 		args := append(slices.Clone(c.Args), "--root", dir, "--no-restart",
 			"--kubelet-version", c.KubeletVersion, "--imds-endpoint", fakes.IMDS.URL())
-		o, err := Parse(args, noEnv)
+		o, err := parseArgs(args, noEnv)
 		must(b, err)
 		env := DefaultEnv(root, zap.NewNop(), &bytes.Buffer{}, &bytes.Buffer{})
 		env.CPUs = c.CPUs

@@ -31,7 +31,7 @@ func TestExtraArgsMustBePrintable(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			o, err := Parse(validArgs(t, "--kubelet-extra-args", tc.args), noEnv)
+			o, err := parseArgs(validArgs(t, "--kubelet-extra-args", tc.args), noEnv)
 			if err != nil {
 				t.Fatal(err)
 			}

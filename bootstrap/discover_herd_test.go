@@ -55,7 +55,7 @@ func TestDiscoveryHerd(t *testing.T) {
 	must(t, err)
 	args := append(slices.Clone(c.Args), "--kubelet-version", c.KubeletVersion, "--imds-endpoint", fakes.IMDS.URL(),
 		"--discovery-timeout", (10 * time.Minute / scale).String(), "--aws-api-retry-attempts", "3")
-	o, err := Parse(args, noEnv)
+	o, err := parseArgs(args, noEnv)
 	must(t, err)
 	env := DefaultEnv(root, zap.NewNop(), &bytes.Buffer{}, &bytes.Buffer{})
 	env.CPUs = c.CPUs

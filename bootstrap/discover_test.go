@@ -78,7 +78,7 @@ func runInEnv(t *testing.T, c goldencase.Case, dir string, eks *eksapitest.Serve
 	must(t, err)
 	args := append(slices.Clone(c.Args), "--root", dir, "--no-restart",
 		"--kubelet-version", c.KubeletVersion, "--imds-endpoint", fakes.IMDS.URL())
-	o, err := Parse(append(args, extra...), func(k string) string { return c.Env[k] })
+	o, err := parseArgs(append(args, extra...), func(k string) string { return c.Env[k] })
 	if err != nil {
 		return nil, err
 	}
@@ -333,7 +333,7 @@ func TestValidateLeavesAMissingCAOrEndpointToDiscovery(t *testing.T) {
 		{"c", "--ip-family", "ipv6"}, // the IPv6 service CIDR comes from the cluster
 	}
 	for _, args := range tests {
-		o, err := Parse(args, noEnv)
+		o, err := parseArgs(args, noEnv)
 		must(t, err)
 		if _, err := Validate(o); err != nil {
 			t.Errorf("%q: %v", args, err)

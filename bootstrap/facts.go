@@ -192,7 +192,7 @@ func gatherFacts(ctx context.Context, c *Config, env *Env) (*Facts, error) {
 	}
 	decideSOCI(c, env, f)
 	if f.Cluster.LocalOutpost {
-		if f.Cluster.ID == "" { // FromFlags and FromNodeConfig check it when there is no discovery
+		if f.Cluster.ID == "" { // Validate and FromNodeConfig check it when there is no discovery
 			return nil, &UsageError{msg: "a local cluster on AWS Outposts needs its ID: pass --cluster-id (spec.cluster.id)"}
 		}
 		if f.APIServerHosts, err = resolveAPIServer(ctx, f.Cluster.Endpoint, env); err != nil {

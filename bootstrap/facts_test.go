@@ -64,7 +64,7 @@ func gatherWith(t *testing.T, overrides map[string]string) (f *Facts, api *nameE
 	root, err := rootfs.New(dir)
 	must(t, err)
 	args := append(append([]string{}, c.Args...), "--root", dir, "--no-restart", "--kubelet-version", c.KubeletVersion, "--imds-endpoint", srv.URL())
-	o, err := Parse(args, func(k string) string { return c.Env[k] })
+	o, err := parseArgs(args, func(k string) string { return c.Env[k] })
 	must(t, err)
 	cfg, err := Validate(o)
 	must(t, err)

@@ -32,7 +32,7 @@ func FuzzParseValidate(f *testing.F) {
 		f.Add(strings.Join(args, "\x00"))
 	}
 	f.Fuzz(func(t *testing.T, joined string) {
-		o, err := Parse(strings.Split(joined, "\x00"), func(string) string { return "" })
+		o, err := parseArgs(strings.Split(joined, "\x00"), func(string) string { return "" })
 		if err == nil && !o.Help {
 			var c *Config
 			c, err = Validate(o)

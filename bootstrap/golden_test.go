@@ -38,7 +38,7 @@ func runCaseWith(t *testing.T, c goldencase.Case, log *zap.Logger, edit func(*En
 	must(t, err)
 	args := append(append([]string{}, c.Args...), "--root", dir, "--no-restart",
 		"--kubelet-version", c.KubeletVersion, "--imds-endpoint", fakes.IMDS.URL())
-	o, err := Parse(args, func(k string) string { return c.Env[k] })
+	o, err := parseArgs(args, func(k string) string { return c.Env[k] })
 	if err != nil {
 		return dir, err
 	}

@@ -105,7 +105,7 @@ func runFaulty(c goldencase.Case, srv *imdstest.Server, dir string, timeout time
 	}
 	args := append(append([]string{}, c.Args...), "--root", dir, "--no-restart", "--kubelet-version", c.KubeletVersion,
 		"--imds-endpoint", srv.URL(), "--imds-timeout", timeout.String())
-	o, err := Parse(append(args, extra...), func(k string) string { return c.Env[k] })
+	o, err := parseArgs(append(args, extra...), func(k string) string { return c.Env[k] })
 	if err != nil {
 		return err
 	}

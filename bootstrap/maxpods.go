@@ -33,6 +33,11 @@ const (
 	modeIPv6             = "ipv6"
 )
 
+// MaxPodsModes are --max-pods-mode's (and spec.maxPods.mode's) values, the default first.
+func MaxPodsModes() []string {
+	return []string{modeENIMaxPods, modeSecondaryIP, modePrefixDelegation, modeIPv6}
+}
+
 // maxPodsInput is how max pods is to be worked out, from either front end: the
 // --max-pods-* flags or a NodeConfig's spec.maxPods, with the names that errors give
 // each value.

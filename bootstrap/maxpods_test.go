@@ -59,7 +59,7 @@ func TestValidateMaxPodsFlags(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			o, err := Parse(validArgs(t, tc.args...), noEnv)
+			o, err := parseArgs(validArgs(t, tc.args...), noEnv)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -37,7 +37,7 @@ func TestErrorsNeverEchoACertificate(t *testing.T) {
 	for _, ca := range []string{b64, b64DER} {
 		for _, flag := range []string{"--apiserver-endpoint", "--dns-cluster-ip", "--service-ipv4-cidr", "--pause-container-version", "--ip-family"} {
 			t.Run(flag, func(t *testing.T) {
-				o, err := Parse(validArgs(t, flag, ca), noEnv)
+				o, err := parseArgs(validArgs(t, flag, ca), noEnv)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -46,7 +46,7 @@ func TestErrorsNeverEchoACertificate(t *testing.T) {
 			})
 		}
 		t.Run("CLUSTER_NAME", func(t *testing.T) {
-			o, err := Parse(append([]string{ca}, validArgs(t)[1:]...), noEnv)
+			o, err := parseArgs(append([]string{ca}, validArgs(t)[1:]...), noEnv)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -77,7 +77,7 @@ func TestErrorsNeverEchoACertificate(t *testing.T) {
 func TestErrorsAreOneReadableLine(t *testing.T) {
 	huge := strings.Repeat("c", 60<<10)
 	t.Run("60 KB cluster name", func(t *testing.T) {
-		o, err := Parse(append([]string{huge}, validArgs(t)[1:]...), noEnv)
+		o, err := parseArgs(append([]string{huge}, validArgs(t)[1:]...), noEnv)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -96,7 +96,7 @@ func TestErrorsAreOneReadableLine(t *testing.T) {
 		} {
 			args = append(args, f, "x"+huge)
 		}
-		o, err := Parse(append([]string{huge}, args...), func(k string) string {
+		o, err := parseArgs(append([]string{huge}, args...), func(k string) string {
 			if k == "PAUSE_CONTAINER_IMAGE" {
 				return huge
 			}

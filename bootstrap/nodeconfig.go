@@ -16,7 +16,7 @@ import (
 
 // FromNodeConfig is the NodeConfig front end: it turns a merged NodeConfig
 // (node.eks.aws/v1alpha1, nodeconfig.DecodeAndMerge) and the run's settings into the
-// typed, validated configuration that Run takes, the same Config FromFlags gives for
+// typed, validated configuration that Run takes, the same Config Validate gives for
 // bootstrap.sh's command line. Values go straight into their types; nothing becomes a
 // flag string to be parsed again. Every problem is reported at once, each naming its
 // spec.* field, as one UsageError. Fields eksboot cannot honour are rejected by name.
@@ -41,18 +41,6 @@ func FromNodeConfig(nc *nodeconfig.NodeConfig, s Settings) (*Config, error) {
 		return nil, &UsageError{msg: quote.List(problems)}
 	}
 	return c, nil
-}
-
-// FromFlags is the bootstrap.sh front end: the command line (without the command
-// name) with bootstrap.sh's environment-variable fallbacks, parsed (Parse) and
-// validated (Validate) into the configuration Run takes. help is set for -h/--help.
-func FromFlags(args []string, getenv func(string) string) (c *Config, help bool, err error) {
-	o, err := Parse(args, getenv)
-	if err != nil || o.Help {
-		return nil, o.Help, err
-	}
-	c, err = Validate(o)
-	return c, false, err
 }
 
 // fromCluster reads spec.cluster, for FromNodeConfig.

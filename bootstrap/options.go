@@ -3,9 +3,10 @@
 // kubelet's configuration, writes it under the root and restarts the units through
 // systemd. Run is the checklist; each step lives in its own file.
 //
-// Its rooms: the two front ends that make the one typed Config, FromFlags
-// (options.go: Parse, SettingsFlags and DefaultSettings, the flags and defaults;
-// validate.go) and FromNodeConfig (nodeconfig.go; request.go merges a user data's
+// Its rooms: the two front ends that make the one typed Config, Validate (options.go:
+// Options, bootstrap.sh's flags as data, DefaultOptions with every default once;
+// validate.go; the command line itself is parsed by package cli/flags) and
+// FromNodeConfig (nodeconfig.go; request.go merges a user data's
 // NodeConfigs for init and render); the facts (facts.go, gatherFacts, the only
 // reader of IMDS, EC2, EKS, DNS and node files, through Env); the pure computation
 // of the node (plan.go, Compute, with ComputeNode running the facts first); the run
@@ -17,13 +18,10 @@ package bootstrap
 
 import (
 	"fmt"
-	"io"
+	"slices"
 	"strings"
 	"time"
 
-	"github.com/spf13/pflag"
-
-	"github.com/eksboot/eksboot/internal/flaghelp"
 	"github.com/eksboot/eksboot/internal/quote"
 	"github.com/eksboot/eksboot/kubeletconf"
 )
@@ -77,7 +75,9 @@ type Options struct {
 	GracefulShutdown                bool          // --graceful-shutdown: on, with DefaultShutdownGracePeriod(CriticalPods)
 	ShutdownGracePeriod             time.Duration // --shutdown-grace-period
 	ShutdownGracePeriodCriticalPods time.Duration // --shutdown-grace-period-critical-pods
-	shutdownFlagsSet                map[string]bool
+	// ShutdownFlagsGiven says which of the three flags above the command line named
+	// (Complete fills it).
+	ShutdownFlagsGiven map[string]bool
 
 	// Max pods (maxpods.go); the default is bootstrap.sh's eni-max-pods.txt number.
 	MaxPodsMode                      string // --max-pods-mode
@@ -125,11 +125,25 @@ const (
 	DefaultPauseContainerVersion = "3.5"
 )
 
-// DefaultSettings are the settings of a run given no flags: the flags' defaults.
+// DefaultOptions are the options of a command line with no flags: every flag's
+// default, written once. The flags (package cli/flags) are defined with these
+// defaults, and DefaultSettings is their Settings. bootstrap.sh's own flags default
+// to "" here: Validate gives "" bootstrap.sh's meaning (DefaultAPIRetryAttempts,
+// DefaultPauseContainerVersion, ...), and the help says so.
+func DefaultOptions() Options {
+	return Options{
+		Root: "/", LogFormat: LogConsole,
+		IMDSTimeout: DefaultIMDSTimeout, SystemdTimeout: DefaultSystemdTimeout, DiscoveryTimeout: DefaultDiscoveryTimeout,
+		MaxPodsMode: modeENIMaxPods,
+	}
+}
+
+// DefaultSettings are the settings of a run given no flags: DefaultOptions'.
 func DefaultSettings() Settings {
+	o := DefaultOptions()
 	return Settings{
-		Root: "/", IMDSTimeout: DefaultIMDSTimeout, SystemdTimeout: DefaultSystemdTimeout,
-		DiscoveryTimeout: DefaultDiscoveryTimeout, LogFormat: LogConsole,
+		Root: o.Root, IMDSTimeout: o.IMDSTimeout, SystemdTimeout: o.SystemdTimeout,
+		DiscoveryTimeout: o.DiscoveryTimeout, LogFormat: o.LogFormat,
 	}
 }
 
@@ -195,37 +209,63 @@ const (
 	LogJournal = "journal"
 )
 
-// LogFormatUsage is the help text of --log-format, for every command that has it.
-const LogFormatUsage = "log format: console (under systemd, the journal with each line's priority), json or journal"
+// LogFormats are --log-format's values.
+func LogFormats() []string { return []string{LogConsole, LogJSON, LogJournal} }
 
-// envFlag ties a bootstrap.sh flag to its variable and its environment fallback.
-type envFlag struct {
-	name, env, usage string
-	dst              func(*Options) *string
+// ScriptFlag is one of bootstrap.sh's flags: its name, the environment variable
+// that stands in when the flag is not given, and its field of Options. Each takes a
+// value; its help is package cli/flags'.
+type ScriptFlag struct {
+	Name, Env string
+	Field     func(*Options) *string
 }
 
-// bootstrapFlags lists bootstrap.sh's flags in the order of its help text. Each one
-// takes a value; when absent, the environment variable of the same name is used.
-var bootstrapFlags = []envFlag{
-	{"use-max-pods", "USE_MAX_PODS", "true: set maxPods in kubelet-config.json from the instance type (true or false)", func(o *Options) *string { return &o.UseMaxPods }},
-	{"b64-cluster-ca", "B64_CLUSTER_CA", "base64-encoded PEM certificate of the cluster CA", func(o *Options) *string { return &o.B64ClusterCA }},
-	{"apiserver-endpoint", "APISERVER_ENDPOINT", "https URL of the cluster's API server", func(o *Options) *string { return &o.APIServerEndpoint }},
-	{"kubelet-extra-args", "KUBELET_EXTRA_ARGS", "extra kubelet arguments, passed verbatim as KUBELET_EXTRA_ARGS", func(o *Options) *string { return &o.KubeletExtraArgs }},
-	{"enable-docker-bridge", "ENABLE_DOCKER_BRIDGE", "dockerd only; ignored with a warning on containerd (true or false)", func(o *Options) *string { return &o.EnableDockerBridge }},
-	{"aws-api-retry-attempts", "API_RETRY_ATTEMPTS", fmt.Sprintf("retries of AWS API calls (a whole number, default %d)", DefaultAPIRetryAttempts), func(o *Options) *string { return &o.APIRetryAttempts }},
-	{"docker-config-json", "DOCKER_CONFIG_JSON", "dockerd only; ignored with a warning on containerd", func(o *Options) *string { return &o.DockerConfigJSON }},
-	{"containerd-config-file", "CONTAINERD_CONFIG_FILE", "containerd config template to use (under --root); SANDBOX_IMAGE in it becomes the pause image", func(o *Options) *string { return &o.ContainerdConfigFile }},
-	{"pause-container-account", "PAUSE_CONTAINER_ACCOUNT", "12-digit AWS account of the pause image's ECR repository", func(o *Options) *string { return &o.PauseContainerAccount }},
-	{"pause-container-version", "PAUSE_CONTAINER_VERSION", "tag of the pause image (default " + DefaultPauseContainerVersion + ")", func(o *Options) *string { return &o.PauseContainerVersion }},
-	{"dns-cluster-ip", "DNS_CLUSTER_IP", "cluster DNS IP address(es), comma-separated", func(o *Options) *string { return &o.DNSClusterIP }},
-	{"container-runtime", "CONTAINER_RUNTIME", "container runtime: containerd (the only one supported)", func(o *Options) *string { return &o.ContainerRuntime }},
-	{"ip-family", "IP_FAMILY", "IP family of the cluster: ipv4 or ipv6 (default ipv4)", func(o *Options) *string { return &o.IPFamily }},
-	{"service-ipv6-cidr", "SERVICE_IPV6_CIDR", "IPv6 service CIDR of the cluster (implies --ip-family ipv6)", func(o *Options) *string { return &o.ServiceIPv6CIDR }},
-	{"service-ipv4-cidr", "SERVICE_IPV4_CIDR", "IPv4 service CIDR of the cluster (sets the DNS IP to its .10 address)", func(o *Options) *string { return &o.ServiceIPv4CIDR }},
-	{"enable-local-outpost", "ENABLE_LOCAL_OUTPOST", "local cluster on AWS Outposts (true or false)", func(o *Options) *string { return &o.EnableLocalOutpost }},
-	{"cluster-id", "CLUSTER_ID", "cluster ID, for local clusters on Outposts", func(o *Options) *string { return &o.ClusterID }},
-	{"mount-bpf-fs", "MOUNT_BPF_FS", "mount a BPF file system at /sys/fs/bpf (true or false, default true)", func(o *Options) *string { return &o.MountBPFFS }},
-	{"local-disks", "LOCAL_DISKS", "set up instance-store disks: mount, raid0, raid10 or none", func(o *Options) *string { return &o.LocalDisks }},
+// scriptFlags lists bootstrap.sh's flags in the order of its help text.
+var scriptFlags = []ScriptFlag{
+	{"use-max-pods", "USE_MAX_PODS", func(o *Options) *string { return &o.UseMaxPods }},
+	{"b64-cluster-ca", "B64_CLUSTER_CA", func(o *Options) *string { return &o.B64ClusterCA }},
+	{"apiserver-endpoint", "APISERVER_ENDPOINT", func(o *Options) *string { return &o.APIServerEndpoint }},
+	{"kubelet-extra-args", "KUBELET_EXTRA_ARGS", func(o *Options) *string { return &o.KubeletExtraArgs }},
+	{"enable-docker-bridge", "ENABLE_DOCKER_BRIDGE", func(o *Options) *string { return &o.EnableDockerBridge }},
+	{"aws-api-retry-attempts", "API_RETRY_ATTEMPTS", func(o *Options) *string { return &o.APIRetryAttempts }},
+	{"docker-config-json", "DOCKER_CONFIG_JSON", func(o *Options) *string { return &o.DockerConfigJSON }},
+	{"containerd-config-file", "CONTAINERD_CONFIG_FILE", func(o *Options) *string { return &o.ContainerdConfigFile }},
+	{"pause-container-account", "PAUSE_CONTAINER_ACCOUNT", func(o *Options) *string { return &o.PauseContainerAccount }},
+	{"pause-container-version", "PAUSE_CONTAINER_VERSION", func(o *Options) *string { return &o.PauseContainerVersion }},
+	{"dns-cluster-ip", "DNS_CLUSTER_IP", func(o *Options) *string { return &o.DNSClusterIP }},
+	{"container-runtime", "CONTAINER_RUNTIME", func(o *Options) *string { return &o.ContainerRuntime }},
+	{"ip-family", "IP_FAMILY", func(o *Options) *string { return &o.IPFamily }},
+	{"service-ipv6-cidr", "SERVICE_IPV6_CIDR", func(o *Options) *string { return &o.ServiceIPv6CIDR }},
+	{"service-ipv4-cidr", "SERVICE_IPV4_CIDR", func(o *Options) *string { return &o.ServiceIPv4CIDR }},
+	{"enable-local-outpost", "ENABLE_LOCAL_OUTPOST", func(o *Options) *string { return &o.EnableLocalOutpost }},
+	{"cluster-id", "CLUSTER_ID", func(o *Options) *string { return &o.ClusterID }},
+	{"mount-bpf-fs", "MOUNT_BPF_FS", func(o *Options) *string { return &o.MountBPFFS }},
+	{"local-disks", "LOCAL_DISKS", func(o *Options) *string { return &o.LocalDisks }},
+}
+
+// ScriptFlags are bootstrap.sh's flags, in the order of its help text.
+func ScriptFlags() []ScriptFlag { return slices.Clone(scriptFlags) }
+
+// ShutdownFlags are the names of the graceful-shutdown flags, whose being given
+// matters (Options.ShutdownFlagsGiven).
+var ShutdownFlags = []string{"graceful-shutdown", "shutdown-grace-period", "shutdown-grace-period-critical-pods"}
+
+// Complete fills in what a parsed command line leaves to the environment, as
+// bootstrap.sh does: each of its flags that was not given (given reports whether
+// the command line named a flag) from its environment variable, and
+// PAUSE_CONTAINER_IMAGE, which has no flag; and it records which shutdown flags
+// were given.
+func (o *Options) Complete(given func(flag string) bool, getenv func(string) string) {
+	for _, f := range scriptFlags {
+		if !given(f.Name) {
+			*f.Field(o) = getenv(f.Env)
+		}
+	}
+	o.PauseContainerImage = getenv("PAUSE_CONTAINER_IMAGE")
+	o.ShutdownFlagsGiven = map[string]bool{}
+	for _, name := range ShutdownFlags {
+		o.ShutdownFlagsGiven[name] = given(name)
+	}
 }
 
 // UsageError is a problem with the command line or its values: the process exits with
@@ -234,149 +274,7 @@ type UsageError struct{ msg string }
 
 func (e *UsageError) Error() string { return e.msg }
 
-func usagef(format string, args ...any) error {
+// Usagef is a UsageError, for the command line's parser (package cli/flags).
+func Usagef(format string, args ...any) error {
 	return &UsageError{msg: fmt.Sprintf(format, args...)}
-}
-
-// NewFlagSet returns the bootstrap command's flags bound to o.
-func NewFlagSet(name string, o *Options) *pflag.FlagSet {
-	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
-	fs.SortFlags = false
-	fs.SetOutput(io.Discard)
-	for _, f := range bootstrapFlags {
-		fs.StringVar(f.dst(o), f.name, "", f.usage+" [$"+f.env+"]")
-	}
-	SettingsFlags(fs, o)
-	fs.BoolVar(&o.GracefulShutdown, "graceful-shutdown", false, "turn on the kubelet's graceful node shutdown, with a 150s grace period of which 30s for critical pods (see docs/graceful-shutdown.md)")
-	fs.DurationVar(&o.ShutdownGracePeriod, "shutdown-grace-period", 0, "kubelet shutdownGracePeriod, whole seconds up to 1h (turns graceful node shutdown on)")
-	fs.DurationVar(&o.ShutdownGracePeriodCriticalPods, "shutdown-grace-period-critical-pods", 0, "kubelet shutdownGracePeriodCriticalPods: the part of the grace period kept for critical pods")
-	fs.StringVar(&o.MaxPodsMode, "max-pods-mode", modeENIMaxPods, "how max pods is worked out: eni-max-pods (bootstrap.sh's number: the classic ENI formula, no cap), or as max-pods-calculator.sh recommends, capped at 110 (<= 30 vCPUs) or 250: secondary-ip, prefix-delegation (nitro types), ipv6 (the cap alone)")
-	fs.BoolVar(&o.MaxPodsCustomNetworking, "max-pods-custom-networking", false, "VPC CNI custom networking: one ENI fewer for pods (with secondary-ip or prefix-delegation)")
-	fs.BoolVar(&o.MaxPodsSecurityGroupsForPods, "max-pods-security-groups-for-pods", false, "VPC CNI security groups for pods (ENABLE_POD_ENI): one ENI fewer for pods (with secondary-ip or prefix-delegation)")
-	fs.IntVar(&o.MaxPodsMaxENI, "max-pods-max-eni", 0, "the VPC CNI's MAX_ENI: use at most this many ENIs (with secondary-ip or prefix-delegation; 0: no limit)")
-	fs.BoolVar(&o.MaxPodsUncapped, "max-pods-uncapped", false, "no 110/250 cap (with secondary-ip or prefix-delegation)")
-	fs.BoolVar(&o.KubeReservedFromEffectiveMaxPods, "kube-reserved-from-effective-max-pods", false, "size kubeReserved memory for the max pods the kubelet will run (--max-pods in --kubelet-extra-args, or 110 with --use-max-pods false), not bootstrap.sh's computed value")
-	fs.BoolVarP(&o.Help, "help", "h", false, "print this help")
-	annotate(fs)
-	return fs
-}
-
-// SettingsFlags binds eksboot's own flags, the run's Settings (--root ...
-// --systemd-timeout), onto fs, with their defaults (DefaultSettings) and help: the
-// bootstrap command's and init's, defined once.
-func SettingsFlags(fs *pflag.FlagSet, o *Options) {
-	d := DefaultSettings()
-	fs.StringVar(&o.Root, "root", d.Root, "directory that stands for / (every read of node files and every write goes under it)")
-	fs.BoolVar(&o.DryRun, "dry-run", false, "print each file it would write, as a diff against what is there, and the systemd actions; write nothing")
-	fs.BoolVar(&o.NoRestart, "no-restart", false, "write the files but leave systemd alone")
-	fs.StringVar(&o.IMDSEndpoint, "imds-endpoint", "", "instance metadata service URL [$AWS_EC2_METADATA_SERVICE_ENDPOINT, $IMDS_ENDPOINT host[:port]]")
-	fs.StringVar(&o.KubeletVersion, "kubelet-version", "", "kubelet version such as 1.32.9 (default: /etc/eks/kubelet-version.txt, else what kubelet --version says)")
-	fs.StringVar(&o.ImageProfile, "image-profile", "", "the node image's kind: al2 or al2023 (default: detected from /etc/os-release under the root; see docs/compat.md)")
-	fs.StringVar(&o.LogFormat, "log-format", d.LogFormat, LogFormatUsage)
-	fs.DurationVar(&o.IMDSTimeout, "imds-timeout", d.IMDSTimeout, "deadline for reading the instance metadata (init: and the user data)")
-	fs.DurationVar(&o.DiscoveryTimeout, "discovery-timeout", d.DiscoveryTimeout, "deadline for looking the cluster up with eks:DescribeCluster when the CA or the endpoint is not given (waiting for a CREATING cluster included)")
-	fs.BoolVar(&o.IMDSv1Fallback, "imds-v1-fallback", false, "read the instance metadata without a session token (IMDSv1) when IMDS refuses one (off: many accounts disable IMDSv1)")
-	fs.DurationVar(&o.SystemdTimeout, "systemd-timeout", d.SystemdTimeout, "deadline for the systemd jobs (daemon-reload, restarts)")
-	flaghelp.SetValues(fs, "image-profile", ProfileNames()...)
-	flaghelp.SetValues(fs, "log-format", LogConsole, LogJSON, LogJournal)
-	flaghelp.SetArg(fs, "root", "dir")
-}
-
-// annotate records the values and the file arguments of the bootstrap flags, for
-// shell completion and the man page.
-func annotate(fs *pflag.FlagSet) {
-	for _, name := range []string{"use-max-pods", "enable-docker-bridge", "enable-local-outpost", "mount-bpf-fs"} {
-		flaghelp.SetValues(fs, name, "true", "false")
-	}
-	flaghelp.SetValues(fs, "container-runtime", "containerd")
-	flaghelp.SetValues(fs, "ip-family", "ipv4", "ipv6")
-	flaghelp.SetValues(fs, "local-disks", "mount", "raid0", "raid10", "none")
-	flaghelp.SetValues(fs, "max-pods-mode", modeENIMaxPods, modeSecondaryIP, modePrefixDelegation, modeIPv6)
-	flaghelp.SetArg(fs, "containerd-config-file", "file")
-}
-
-// Parse reads the bootstrap command line (without the command name) and, for each
-// bootstrap.sh flag not given, its environment variable. It checks the form of the
-// command line only; Validate checks the values.
-func Parse(args []string, getenv func(string) string) (Options, error) {
-	var o Options
-	fs := NewFlagSet("bootstrap", &o)
-	if err := CheckFlagValues(fs, args); err != nil {
-		return o, err
-	}
-	if err := fs.Parse(args); err != nil {
-		return o, usagef("%s", strings.TrimSpace(err.Error()))
-	}
-	if o.Help {
-		return o, nil
-	}
-	for _, f := range bootstrapFlags {
-		if !fs.Changed(f.name) {
-			*f.dst(&o) = getenv(f.env)
-		}
-	}
-	o.PauseContainerImage = getenv("PAUSE_CONTAINER_IMAGE")
-	o.shutdownFlagsSet = map[string]bool{}
-	for _, name := range []string{"graceful-shutdown", "shutdown-grace-period", "shutdown-grace-period-critical-pods"} {
-		o.shutdownFlagsSet[name] = fs.Changed(name)
-	}
-	switch pos := fs.Args(); len(pos) {
-	case 0:
-	case 1:
-		o.ClusterName = pos[0]
-	default:
-		return o, usagef("too many arguments %q: want one CLUSTER_NAME (flags take one value each; quote values that contain spaces)", pos)
-	}
-	return o, nil
-}
-
-// CheckFlagValues reports each flag of fs that takes a value but is followed by
-// another of fs's flags, as an unquoted empty variable gives (--dns-cluster-ip $DNS
-// --use-max-pods false): pflag would take the second flag as the value and leave its
-// own value as a stray argument. A value such as --kubelet-extra-args'
-// "--max-pods=58" is not one of fs's flags and passes. Call it before fs.Parse(args);
-// the error is a UsageError.
-func CheckFlagValues(fs *pflag.FlagSet, args []string) error {
-	known := func(word string) (*pflag.Flag, bool) {
-		name, ok := strings.CutPrefix(word, "--")
-		if !ok {
-			return nil, false
-		}
-		name, _, _ = strings.Cut(name, "=")
-		f := fs.Lookup(name)
-		return f, f != nil
-	}
-	var problems []string
-	for i := 0; i+1 < len(args); i++ {
-		if args[i] == "--" {
-			break
-		}
-		f, ok := known(args[i])
-		if !ok || strings.Contains(args[i], "=") || f.NoOptDefVal != "" {
-			continue // not a flag, a flag with its value attached, or a flag without one
-		}
-		if next, ok := known(args[i+1]); ok {
-			problems = append(problems, fmt.Sprintf("--%s: got the flag --%s as its value (an empty variable?); give a value or leave the flag out", f.Name, next.Name))
-			continue // the next word is a flag: scan it as one
-		}
-		i++ // the word after a value flag is its value
-	}
-	if len(problems) > 0 {
-		return &UsageError{msg: quote.List(problems)}
-	}
-	return nil
-}
-
-// UsageSynopsis and UsageSummary are the bootstrap command's usage line (after the
-// program's name) and what it does.
-const (
-	UsageSynopsis = "[options] CLUSTER_NAME"
-	UsageSummary  = "Joins this EC2 instance to the EKS cluster CLUSTER_NAME (a drop-in for /etc/eks/bootstrap.sh)."
-)
-
-// Usage writes the bootstrap command's help text, wrapped at flaghelp.Width columns.
-func Usage(w io.Writer, prog string) {
-	var o Options
-	fmt.Fprintf(w, "Usage: %s %s\n\n%s\n\nOptions:\n", prog, UsageSynopsis, UsageSummary)
-	flaghelp.Write(w, NewFlagSet(prog, &o))
 }

@@ -191,17 +191,17 @@ func TestOutpostNeedsAnID(t *testing.T) {
 		{[]string{"--enable-local-outpost", "true"}, "--enable-local-outpost true needs --cluster-id"},
 		{[]string{"--enable-local-outpost", "true", "--cluster-id", "a b"}, `--cluster-id "a b" is not a cluster ID`},
 	} {
-		_, _, err := FromFlags(append(slices.Clone(c.Args), tc.args...), func(string) string { return "" })
+		_, err := fromArgs(append(slices.Clone(c.Args), tc.args...), func(string) string { return "" })
 		var ue *UsageError
 		if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: error %v, want a usage error with %q", tc.args, err, tc.want)
 		}
 	}
 	// As bootstrap.sh, only "true" turns it on; anything else is false, with a warning.
-	if cfg, _, err := FromFlags(append(slices.Clone(c.Args), "--enable-local-outpost", "yes"), func(string) string { return "" }); err != nil || cfg.LocalOutpost || len(cfg.Warnings) != 1 {
+	if cfg, err := fromArgs(append(slices.Clone(c.Args), "--enable-local-outpost", "yes"), func(string) string { return "" }); err != nil || cfg.LocalOutpost || len(cfg.Warnings) != 1 {
 		t.Errorf("--enable-local-outpost yes: %+v, %v; want off with a warning", cfg, err)
 	}
-	cfg, _, err := FromFlags(append(slices.Clone(c.Args), "--enable-local-outpost", "true", "--cluster-id", testClusterID), func(string) string { return "" })
+	cfg, err := fromArgs(append(slices.Clone(c.Args), "--enable-local-outpost", "true", "--cluster-id", testClusterID), func(string) string { return "" })
 	if err != nil || !cfg.LocalOutpost || cfg.ClusterID != testClusterID {
 		t.Errorf("a local cluster with its ID: %+v, %v", cfg, err)
 	}

@@ -35,7 +35,7 @@ func TestDetectProfile(t *testing.T) {
 }
 
 func TestImageProfileFlag(t *testing.T) {
-	o, err := Parse([]string{"c", "--image-profile", "al2024"}, func(string) string { return "" })
+	o, err := parseArgs([]string{"c", "--image-profile", "al2024"}, func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -155,7 +155,7 @@ func TestRootCheck(t *testing.T) {
 		t.Fatal("IMDS was read before the root check")
 		return nil, nil
 	}
-	o, err := Parse(validArgs(t), noEnv)
+	o, err := parseArgs(validArgs(t), noEnv)
 	must(t, err)
 	err = runOptions(t, context.Background(), o, env)
 	if err == nil || !strings.Contains(err.Error(), "must run as root") {

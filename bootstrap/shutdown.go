@@ -23,7 +23,7 @@ const (
 // off. --graceful-shutdown turns it on with the defaults; a period given explicitly
 // turns it on with that period.
 func (c *Config) shutdown(o Options) []string {
-	set := o.shutdownFlagsSet
+	set := o.ShutdownFlagsGiven
 	c.ShutdownGiven = set["graceful-shutdown"] || set["shutdown-grace-period"] || set["shutdown-grace-period-critical-pods"]
 	on := o.GracefulShutdown || (set["shutdown-grace-period"] && o.ShutdownGracePeriod != 0)
 	if set["graceful-shutdown"] && !o.GracefulShutdown && (set["shutdown-grace-period"] || set["shutdown-grace-period-critical-pods"]) {

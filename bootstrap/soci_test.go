@@ -31,7 +31,7 @@ func planFastImagePull(t *testing.T, instanceType string, on bool, cpus int, mem
 	for _, p := range extra {
 		must(t, root.WriteFile(p, []byte("x"), 0o755))
 	}
-	o, err := Parse(append(slices.Clone(c.Args), "--root", dir, "--no-restart", "--kubelet-version", c.KubeletVersion,
+	o, err := parseArgs(append(slices.Clone(c.Args), "--root", dir, "--no-restart", "--kubelet-version", c.KubeletVersion,
 		"--imds-endpoint", fakes.IMDS.URL()), func(string) string { return "" })
 	must(t, err)
 	cfg, err := Validate(o)

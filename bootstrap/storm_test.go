@@ -114,7 +114,7 @@ func TestBootStorm(t *testing.T) {
 		must(t, err)
 		args := append(slices.Clone(c.Args), "--root", dir, "--no-restart",
 			"--kubelet-version", c.KubeletVersion, "--imds-endpoint", fakes.IMDS.URL())
-		o, err := Parse(args, noEnv)
+		o, err := parseArgs(args, noEnv)
 		must(t, err)
 		core, logs := observer.New(zap.WarnLevel)
 		warns[i] = logs
@@ -279,7 +279,7 @@ func TestDefaultVPCBootMakesNoAWSCall(t *testing.T) {
 	dir := t.TempDir()
 	root, err := rootfs.New(dir)
 	must(t, err)
-	o, err := Parse(append(slices.Clone(c.Args), "--root", dir, "--no-restart", "--kubelet-version", c.KubeletVersion, "--imds-endpoint", fakes.IMDS.URL()), func(string) string { return "" })
+	o, err := parseArgs(append(slices.Clone(c.Args), "--root", dir, "--no-restart", "--kubelet-version", c.KubeletVersion, "--imds-endpoint", fakes.IMDS.URL()), func(string) string { return "" })
 	must(t, err)
 	env := DefaultEnv(root, zap.NewNop(), &bytes.Buffer{}, &bytes.Buffer{})
 	env.CPUs = c.CPUs

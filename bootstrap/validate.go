@@ -225,12 +225,12 @@ var textOnlyFlags = []string{"use-max-pods", "enable-docker-bridge", "enable-loc
 // checkFlagText refuses a control character in the value of a textOnlyFlags flag,
 // for Validate: no value eksboot takes may hold one.
 func checkFlagText(o Options, bad func(string, ...any)) {
-	for _, f := range bootstrapFlags {
-		if !slices.Contains(textOnlyFlags, f.name) {
+	for _, f := range scriptFlags {
+		if !slices.Contains(textOnlyFlags, f.Name) {
 			continue
 		}
-		if err := kubeletconf.CheckText(*f.dst(&o), false); err != nil {
-			bad("--%s: %v", f.name, err)
+		if err := kubeletconf.CheckText(*f.Field(&o), false); err != nil {
+			bad("--%s: %v", f.Name, err)
 		}
 	}
 }

@@ -26,7 +26,7 @@ func validArgs(t testing.TB, extra ...string) []string {
 }
 
 func TestValidateDefaults(t *testing.T) {
-	o, err := Parse(validArgs(t), noEnv)
+	o, err := parseArgs(validArgs(t), noEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func TestValidateValues(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			o, err := Parse(validArgs(t, tc.extra...), noEnv)
+			o, err := parseArgs(validArgs(t, tc.extra...), noEnv)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -125,7 +125,7 @@ func TestValidateRejects(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			o, err := Parse(tc.args, noEnv)
+			o, err := parseArgs(tc.args, noEnv)
 			if err == nil {
 				_, err = Validate(o)
 			}
@@ -141,7 +141,7 @@ func TestValidateRejects(t *testing.T) {
 }
 
 func TestValidateReportsEveryProblem(t *testing.T) {
-	o, err := Parse([]string{"--ip-family", "ipv5", "--dns-cluster-ip", "x", "--discovery-timeout", "0s"}, noEnv)
+	o, err := parseArgs([]string{"--ip-family", "ipv5", "--dns-cluster-ip", "x", "--discovery-timeout", "0s"}, noEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +175,7 @@ func TestGracefulShutdownFlags(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			o, err := Parse(validArgs(t, tc.extra...), noEnv)
+			o, err := parseArgs(validArgs(t, tc.extra...), noEnv)
 			must(t, err)
 			c, err := Validate(o)
 			if tc.wantErrContain != "" {

@@ -6,7 +6,7 @@
 // and every command can be tested in-process.
 //
 // A command here parses its command line, calls the package that does the work and
-// prints the outcome: bootstrap (bootstrap.Parse, Validate, Run), init (the user
+// prints the outcome: bootstrap (cli/flags.Parse, bootstrap.Validate, Run), init (the user
 // data from IMDS, bootstrap.RequestFromNodeConfigs, Run), render (render.Render, then
 // printRender), doctor (package doctor). A session (newSession) adds the signal
 // handling: where a stop signal found the run comes from bootstrap.Env.OnStep.
@@ -29,6 +29,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/eksboot/eksboot/bootstrap"
+	"github.com/eksboot/eksboot/cli/flags"
 	"github.com/eksboot/eksboot/internal/quote"
 	"github.com/eksboot/eksboot/rootfs"
 )
@@ -78,13 +79,13 @@ func Main(args []string, stdout, stderr io.Writer) int {
 
 // runBootstrap parses the bootstrap command line and runs it.
 func runBootstrap(prog string, args []string, stdout, stderr io.Writer) int {
-	o, err := bootstrap.Parse(args, os.Getenv)
+	o, err := flags.Parse(args, os.Getenv)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v (see --help)\n", prog, err)
 		return exitUsage
 	}
 	if o.Help {
-		bootstrap.Usage(stdout, prog)
+		flags.Usage(stdout, prog)
 		return exitOK
 	}
 	c, err := bootstrap.Validate(o)

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/eksboot/eksboot/bootstrap"
+	"github.com/eksboot/eksboot/cli/flags"
 	"github.com/eksboot/eksboot/internal/flaghelp"
 )
 
@@ -32,11 +33,11 @@ type command struct {
 func commands() []command {
 	return []command{
 		{
-			name: "bootstrap", synopsis: bootstrap.UsageSynopsis, about: bootstrap.UsageSummary,
+			name: "bootstrap", synopsis: flags.UsageSynopsis, about: flags.UsageSummary,
 			summary: "configure and start the kubelet from bootstrap.sh's command line",
 			flags: func(prog string) *pflag.FlagSet {
 				var o bootstrap.Options
-				return bootstrap.NewFlagSet(prog, &o)
+				return flags.Bootstrap(prog, &o)
 			},
 			run: runBootstrap,
 		},

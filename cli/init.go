@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/eksboot/eksboot/bootstrap"
+	"github.com/eksboot/eksboot/cli/flags"
 	"github.com/eksboot/eksboot/imds"
 	"github.com/eksboot/eksboot/userdata"
 )
@@ -26,13 +27,13 @@ const (
 var envHook = func(*bootstrap.Env) {}
 
 // initFlags binds the options of `eksboot init` onto o: --phase and eksboot's own
-// (bootstrap.SettingsFlags), without bootstrap.sh's (the NodeConfig gives those).
+// (flags.Settings), without bootstrap.sh's (the NodeConfig gives those).
 func initFlags(prog string, o *bootstrap.Options, phase *string) *pflag.FlagSet {
 	fs := pflag.NewFlagSet(prog, pflag.ContinueOnError)
 	fs.SortFlags = false
 	fs.SetOutput(io.Discard)
 	fs.StringVar(phase, "phase", phaseAll, "config: write the files only (before cloud-init); run: write what changed and (re)start containerd and kubelet (after cloud-init); all: both")
-	bootstrap.SettingsFlags(fs, o)
+	flags.Settings(fs, o)
 	fs.BoolVarP(&o.Help, "help", "h", false, "print this help")
 	return fs
 }
@@ -41,10 +42,10 @@ func initFlags(prog string, o *bootstrap.Options, phase *string) *pflag.FlagSet 
 // drop-ins of /etc/eks/eksboot.d), through the same bootstrap run as bootstrap.sh's
 // command line. User data without a NodeConfig is left to cloud-init.
 func runInit(prog string, args []string, stdout, stderr io.Writer) int {
-	var flags bootstrap.Options
+	var opts bootstrap.Options
 	phase := ""
-	fs := initFlags(prog, &flags, &phase)
-	if err := bootstrap.CheckFlagValues(fs, args); err != nil {
+	fs := initFlags(prog, &opts, &phase)
+	if err := flags.CheckValues(fs, args); err != nil {
 		fmt.Fprintf(stderr, "%s: %v (see --help)\n", prog, err)
 		return exitUsage
 	}
@@ -52,7 +53,7 @@ func runInit(prog string, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s: %v (see --help)\n", prog, err)
 		return exitUsage
 	}
-	if flags.Help {
+	if opts.Help {
 		fmt.Fprintf(stdout, "Usage: %s [options]\n\nConfigures this node from the NodeConfig parts of its user data, then /etc/eks/eksboot.d/*.yaml.\n\nOptions:\n%s", prog, fs.FlagUsages())
 		return exitOK
 	}
@@ -60,7 +61,7 @@ func runInit(prog string, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s: --phase %q: want all, config or run, and no arguments (see --help)\n", prog, phase)
 		return exitUsage
 	}
-	settings, err := bootstrap.CheckSettings(flags, true)
+	settings, err := bootstrap.CheckSettings(opts, true)
 	if err != nil {
 		return finish(prog, err, zap.NewNop(), stderr)
 	}

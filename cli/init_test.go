@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/eksboot/eksboot/bootstrap"
+	"github.com/eksboot/eksboot/cli/flags"
 	"github.com/eksboot/eksboot/systemd"
 
 	"github.com/eksboot/eksboot/imds/imdstest"
@@ -333,14 +334,14 @@ func (r *recordingSystemd) Close() {}
 func TestInitFlagsAreBootstraps(t *testing.T) {
 	var io, bo bootstrap.Options
 	var phase string
-	ifs, bfs := initFlags("init", &io, &phase), bootstrap.NewFlagSet("bootstrap", &bo)
+	ifs, bfs := initFlags("init", &io, &phase), flags.Bootstrap("bootstrap", &bo)
 	for _, name := range []string{"root", "log-format", "imds-timeout", "systemd-timeout", "discovery-timeout"} {
 		i, b := ifs.Lookup(name), bfs.Lookup(name)
 		if i == nil || b == nil || i.DefValue != b.DefValue {
 			t.Errorf("--%s: init %+v, bootstrap %+v", name, i, b)
 		}
 	}
-	if u := ifs.Lookup("log-format").Usage; u != bootstrap.LogFormatUsage || !strings.Contains(u, "journal") {
+	if u := ifs.Lookup("log-format").Usage; u != flags.LogFormatUsage || !strings.Contains(u, "journal") {
 		t.Errorf("init --log-format: %q", u)
 	}
 }

@@ -2,7 +2,7 @@
 // user data would get, computed offline. The user data is parsed (userdata), its
 // NodeConfigs merged into a Config (bootstrap.RequestFromNodeConfigs), or its scripts
 // evaluated on a simulated instance (render/sim) until they call bootstrap.sh, whose
-// command line goes through bootstrap.FromFlags; then bootstrap.ComputeNode computes the
+// command line goes through cli/flags.FromFlags; then bootstrap.ComputeNode computes the
 // node in memory, against an Env with nothing outside (offlineEnv): IMDS answered from
 // internal/siminstance, the image's files from internal/imagefixture, EKS by
 // placeholders or, with --discover, by the caller's own credentials (CallerEKS).
@@ -29,6 +29,7 @@ import (
 
 	"github.com/eksboot/eksboot/assets"
 	"github.com/eksboot/eksboot/bootstrap"
+	"github.com/eksboot/eksboot/cli/flags"
 	"github.com/eksboot/eksboot/ec2api"
 	"github.com/eksboot/eksboot/eksapi"
 	"github.com/eksboot/eksboot/imds"
@@ -210,7 +211,7 @@ func Render(ctx context.Context, raw []byte, o Options) (*Result, error) {
 // requestFromCall interprets a bootstrap.sh call as the shim hands it to eksboot.
 func requestFromCall(c sim.Call, s bootstrap.Settings) (bootstrap.Request, error) {
 	r := bootstrap.Request{From: c.Where + ": bootstrap.sh"} // errors: Evaluate's caller says "user data: "
-	cfg, _, err := bootstrap.FromFlags(c.Eksboot, func(k string) string { return c.Env[k] })
+	cfg, _, err := flags.FromFlags(c.Eksboot, func(k string) string { return c.Env[k] })
 	if err != nil {
 		return r, fmt.Errorf("%s: %w", r.From, err)
 	}

@@ -1,9 +1,15 @@
-package bootstrap
+package flags
 
 import (
 	"errors"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/spf13/pflag"
+
+	"github.com/eksboot/eksboot/bootstrap"
 )
 
 func noEnv(string) string { return "" }
@@ -13,12 +19,12 @@ func TestParseForms(t *testing.T) {
 		name string
 		args []string
 		env  map[string]string
-		want func(o Options) string // "" when o is as wanted, else what is wrong
+		want func(o bootstrap.Options) string // "" when o is as wanted, else what is wrong
 	}{
 		{
 			name: "space-separated values, value starting with --",
 			args: []string{"my-cluster", "--kubelet-extra-args", "--max-pods=58 --node-labels=a=b", "--use-max-pods", "false"},
-			want: func(o Options) string {
+			want: func(o bootstrap.Options) string {
 				if o.ClusterName != "my-cluster" || o.KubeletExtraArgs != "--max-pods=58 --node-labels=a=b" || o.UseMaxPods != "false" {
 					return "values not taken"
 				}
@@ -28,7 +34,7 @@ func TestParseForms(t *testing.T) {
 		{
 			name: "equals form and flags after the cluster name",
 			args: []string{"--dns-cluster-ip=10.0.0.10", "c", "--ip-family=ipv4"},
-			want: func(o Options) string {
+			want: func(o bootstrap.Options) string {
 				if o.ClusterName != "c" || o.DNSClusterIP != "10.0.0.10" || o.IPFamily != "ipv4" {
 					return "values not taken"
 				}
@@ -39,7 +45,7 @@ func TestParseForms(t *testing.T) {
 			name: "environment fallbacks, flags win",
 			args: []string{"c", "--pause-container-version", "3.9"},
 			env:  map[string]string{"PAUSE_CONTAINER_VERSION": "3.1", "KUBELET_EXTRA_ARGS": "--v=4", "API_RETRY_ATTEMPTS": "5", "PAUSE_CONTAINER_IMAGE": "r.example.com/pause"},
-			want: func(o Options) string {
+			want: func(o bootstrap.Options) string {
 				if o.PauseContainerVersion != "3.9" || o.KubeletExtraArgs != "--v=4" || o.APIRetryAttempts != "5" || o.PauseContainerImage != "r.example.com/pause" {
 					return "env not applied as fallback"
 				}
@@ -49,7 +55,7 @@ func TestParseForms(t *testing.T) {
 		{
 			name: "last repeated flag wins",
 			args: []string{"c", "--use-max-pods", "true", "--use-max-pods", "false"},
-			want: func(o Options) string {
+			want: func(o bootstrap.Options) string {
 				if o.UseMaxPods != "false" {
 					return "first value kept"
 				}
@@ -59,7 +65,7 @@ func TestParseForms(t *testing.T) {
 		{
 			name: "eksboot's own flags",
 			args: []string{"c", "--root", "/tmp/r", "--dry-run", "--no-restart", "--imds-endpoint", "http://127.0.0.1:1", "--log-format", "json"},
-			want: func(o Options) string {
+			want: func(o bootstrap.Options) string {
 				if o.Root != "/tmp/r" || !o.DryRun || !o.NoRestart || o.IMDSEndpoint != "http://127.0.0.1:1" || o.LogFormat != "json" {
 					return "own flags not taken"
 				}
@@ -93,7 +99,7 @@ func TestParseErrors(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse(tc.args, noEnv)
-			var ue *UsageError
+			var ue *bootstrap.UsageError
 			if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Parse(%q) error = %v, want a UsageError containing %q", tc.args, err, tc.want)
 			}
@@ -104,10 +110,13 @@ func TestParseErrors(t *testing.T) {
 func TestUsageListsEveryBootstrapFlag(t *testing.T) {
 	var b strings.Builder
 	Usage(&b, "bootstrap.sh")
-	for _, f := range bootstrapFlags {
-		if !strings.Contains(b.String(), "--"+f.name) || !strings.Contains(b.String(), "$"+f.env) {
-			t.Errorf("usage text lacks --%s or $%s", f.name, f.env)
+	for _, f := range bootstrap.ScriptFlags() {
+		if !strings.Contains(b.String(), "--"+f.Name) || !strings.Contains(b.String(), "$"+f.Env) || scriptUsage[f.Name] == "" {
+			t.Errorf("usage text lacks --%s or $%s, or the flag its help", f.Name, f.Env)
 		}
+	}
+	if len(scriptUsage) != len(bootstrap.ScriptFlags()) {
+		t.Errorf("%d helps for %d bootstrap.sh flags", len(scriptUsage), len(bootstrap.ScriptFlags()))
 	}
 }
 
@@ -149,7 +158,7 @@ func TestParseFlagGivenAsAValue(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse(tc.args, noEnv)
-			var ue *UsageError
+			var ue *bootstrap.UsageError
 			switch {
 			case tc.want == "" && err != nil:
 				t.Errorf("error %v, want none", err)
@@ -157,5 +166,37 @@ func TestParseFlagGivenAsAValue(t *testing.T) {
 				t.Errorf("error %v,\nwant UsageError %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestFlagsAreTheTestParsers: the bootstrap command's flags are bootstrap.sh's and
+// the ones bootstrap's tests parse without pflag (bootstrap/args_test.go's
+// TestParseArgsKnowsEveryFlag lists the same names), each with
+// bootstrap.DefaultOptions' default.
+func TestFlagsAreTheTestParsers(t *testing.T) {
+	own := []string{
+		"root", "dry-run", "no-restart", "imds-endpoint", "kubelet-version", "image-profile", "log-format", "imds-timeout",
+		"discovery-timeout", "imds-v1-fallback", "systemd-timeout", "graceful-shutdown", "shutdown-grace-period",
+		"shutdown-grace-period-critical-pods", "max-pods-mode", "max-pods-custom-networking", "max-pods-security-groups-for-pods",
+		"max-pods-max-eni", "max-pods-uncapped", "kube-reserved-from-effective-max-pods", "help",
+	}
+	for _, f := range bootstrap.ScriptFlags() {
+		own = append(own, f.Name)
+	}
+	var o bootstrap.Options
+	fs := Bootstrap("bootstrap", &o)
+	var got []string
+	fs.VisitAll(func(f *pflag.Flag) { got = append(got, f.Name) })
+	slices.Sort(got)
+	slices.Sort(own)
+	if !slices.Equal(got, own) {
+		t.Errorf("flags %q\nwant  %q", got, own)
+	}
+	d := bootstrap.DefaultOptions()
+	if err := fs.Parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(o, d) {
+		t.Errorf("defaults %+v\nwant     %+v", o, d)
 	}
 }
