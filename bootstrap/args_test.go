@@ -97,7 +97,7 @@ func parseArgs(args []string, getenv func(string) string) (Options, error) {
 	return o, nil
 }
 
-// fromArgs is parseArgs, then Validate: cli/flags.FromFlags without pflag.
+// fromArgs is parseArgs, then Validate: what the bootstrap command does, without pflag.
 func fromArgs(args []string, getenv func(string) string) (*Config, error) {
 	o, err := parseArgs(args, getenv)
 	if err != nil {

@@ -178,7 +178,7 @@ func must(t testing.TB, err error) {
 	}
 }
 
-// runOptions validates o and runs it, as the bootstrap command does (FromFlags, Run),
+// runOptions validates o and runs it, as the bootstrap command does (cli/flags.Parse, Validate, Run),
 // and fails t when the run changes the validated Config (runReadOnly).
 func runOptions(t testing.TB, ctx context.Context, o Options, env *Env) error {
 	t.Helper()

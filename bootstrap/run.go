@@ -19,7 +19,7 @@ import (
 )
 
 // Run joins the node to the cluster of the configuration c (from either front end,
-// Validate, with cli/flags.FromFlags, or FromNodeConfig): instance facts, the computed node (ComputeNode), the
+// Validate, of cli/flags.Parse's Options, or FromNodeConfig): instance facts, the computed node (ComputeNode), the
 // diff against the node's files, the writes, the restarts. Nothing is written until
 // everything has been computed and checked, so bad input or missing facts leave the
 // node untouched.

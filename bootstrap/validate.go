@@ -169,7 +169,13 @@ func isAlnum(c byte) bool { return isDigit(c) || 'a' <= c && c <= 'z' || 'A' <= 
 
 // Validate checks every option and returns the typed configuration. All problems are
 // reported together, each naming its flag and what is allowed, as one UsageError.
-func Validate(o Options) (*Config, error) {
+func Validate(o Options) (*Config, error) { return validate(o, nil) }
+
+// ValidateWith is Validate for a run whose settings are s, not those of o (eksboot
+// render's simulated bootstrap.sh calls); o's own are still checked.
+func ValidateWith(o Options, s Settings) (*Config, error) { return validate(o, &s) }
+
+func validate(o Options, s *Settings) (*Config, error) {
 	c := &Config{
 		ClusterName:           o.ClusterName,
 		KubeletExtraArgs:      o.KubeletExtraArgs,
@@ -183,6 +189,9 @@ func Validate(o Options) (*Config, error) {
 	var problems []string
 	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 	c.Settings = settingsFrom(o, needsDiscovery(o.B64ClusterCA == "", o.APIServerEndpoint == ""), bad)
+	if s != nil {
+		c.Settings = *s
+	}
 	c.OutpostGiven = o.EnableLocalOutpost != ""
 	c.IPFamilyGiven = o.IPFamily != "" || o.ServiceIPv6CIDR != ""
 

@@ -2,7 +2,7 @@
 // user data would get, computed offline. The user data is parsed (userdata), its
 // NodeConfigs merged into a Config (bootstrap.RequestFromNodeConfigs), or its scripts
 // evaluated on a simulated instance (render/sim) until they call bootstrap.sh, whose
-// command line goes through cli/flags.FromFlags; then bootstrap.ComputeNode computes the
+// command line goes through cli/flags.Parse and bootstrap.ValidateWith; then bootstrap.ComputeNode computes the
 // node in memory, against an Env with nothing outside (offlineEnv): IMDS answered from
 // internal/siminstance, the image's files from internal/imagefixture, EKS by
 // placeholders or, with --discover, by the caller's own credentials (CallerEKS).
@@ -211,12 +211,16 @@ func Render(ctx context.Context, raw []byte, o Options) (*Result, error) {
 // requestFromCall interprets a bootstrap.sh call as the shim hands it to eksboot.
 func requestFromCall(c sim.Call, s bootstrap.Settings) (bootstrap.Request, error) {
 	r := bootstrap.Request{From: c.Where + ": bootstrap.sh"} // errors: Evaluate's caller says "user data: "
-	cfg, _, err := flags.FromFlags(c.Eksboot, func(k string) string { return c.Env[k] })
+	o, err := flags.Parse(c.Eksboot, func(k string) string { return c.Env[k] })
+	if err == nil && o.Help {
+		err = errors.New("-h/--help: the call prints bootstrap.sh's help and configures nothing")
+	}
+	if err == nil {
+		r.Config, err = bootstrap.ValidateWith(o, s) // the run's settings are render's
+	}
 	if err != nil {
 		return r, fmt.Errorf("%s: %w", r.From, err)
 	}
-	cfg.Settings = s
-	r.Config = cfg
 	return r, nil
 }
 

@@ -65,3 +65,12 @@ func TestRenderIssueExamples(t *testing.T) {
 		})
 	}
 }
+
+// TestRenderABootstrapHelpCall: a script whose bootstrap.sh call asks for its help
+// configures nothing, and says so (it was a nil Config, and a panic).
+func TestRenderABootstrapHelpCall(t *testing.T) {
+	_, err := renderScript(t, "#!/bin/bash\n/etc/eks/bootstrap.sh my-cluster -h\n")
+	if err == nil || !strings.Contains(err.Error(), "bootstrap.sh: -h/--help: the call prints bootstrap.sh's help and configures nothing") {
+		t.Errorf("error %v", err)
+	}
+}

@@ -1,10 +1,10 @@
 // Package flags is eksboot's command line for a bootstrap run: the pflag sets of
 // bootstrap.sh's flags (with their environment fallbacks) and of eksboot's own, their
 // help and completion annotations, seeded with bootstrap.DefaultOptions, and the
-// parse of the bootstrap command into bootstrap.Options (Parse, FromFlags, the one
-// bootstrap.sh front end: `eksboot bootstrap` and the bootstrap.sh calls that
-// `eksboot render` simulates). Package bootstrap holds the Options type and its
-// validation and has no pflag; `eksboot init` shares Settings.
+// parse of the bootstrap command into bootstrap.Options (Parse: `eksboot bootstrap`,
+// bootstrap.sh, and the bootstrap.sh calls that `eksboot render` simulates; then
+// bootstrap.Validate). Package bootstrap holds the Options type and its validation
+// and has no pflag; `eksboot init` shares Settings.
 package flags
 
 import (
@@ -128,19 +128,6 @@ func Parse(args []string, getenv func(string) string) (bootstrap.Options, error)
 		return o, bootstrap.Usagef("too many arguments %q: want one CLUSTER_NAME (flags take one value each; quote values that contain spaces)", pos)
 	}
 	return o, nil
-}
-
-// FromFlags is the bootstrap.sh front end: the command line (without the command
-// name) with bootstrap.sh's environment-variable fallbacks, parsed (Parse) and
-// validated (bootstrap.Validate) into the configuration bootstrap.Run takes. help is
-// set for -h/--help.
-func FromFlags(args []string, getenv func(string) string) (c *bootstrap.Config, help bool, err error) {
-	o, err := Parse(args, getenv)
-	if err != nil || o.Help {
-		return nil, o.Help, err
-	}
-	c, err = bootstrap.Validate(o)
-	return c, false, err
 }
 
 // CheckValues reports each flag of fs that takes a value but is followed by another
