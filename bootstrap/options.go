@@ -1,14 +1,16 @@
 // Package bootstrap joins an EC2 instance to an EKS cluster, as /etc/eks/bootstrap.sh
-// does: it parses bootstrap.sh's command line, reads the instance's facts, computes the
+// does: it validates bootstrap.sh's options, reads the instance's facts, computes the
 // kubelet's configuration, writes it under the root and restarts the units through
 // systemd. Run is the checklist; each step lives in its own file.
 //
-// Its rooms: the two front ends that make the one typed Config, Validate (options.go:
-// Options, bootstrap.sh's flags as data, DefaultOptions with every default once;
-// validate.go; the command line itself is parsed by package cli/flags) and
-// FromNodeConfig (nodeconfig.go; request.go merges a user data's
-// NodeConfigs for init and render); the facts (facts.go, gatherFacts, the only
-// reader of IMDS, EC2, EKS, DNS and node files, through Env); the pure computation
+// Its rooms: the two front ends that make the one typed Config, what the user asked
+// and read-only once made: Validate (options.go: Options, bootstrap.sh's flags as
+// data with their environment fallbacks, DefaultOptions with every default once;
+// validate.go; the command line itself is parsed by package cli/flags, and this
+// package has no pflag) and FromNodeConfig (nodeconfig.go; request.go merges a user
+// data's NodeConfigs for init and render); the facts (facts.go, gatherFacts, the only
+// reader of IMDS, EC2, EKS, DNS and node files, through Env; the cluster that
+// discovery finds is Facts.Cluster, discover.go); the pure computation
 // of the node (plan.go, Compute, with ComputeNode running the facts first); the run
 // (run.go: lock, facts, compute, diff, write, restart, each step heard by
 // Env.OnStep); and Actions (actions.go), the systemd operations the changes need.

@@ -1,5 +1,6 @@
 // Package cli is eksboot's command line: it picks the command from its registry
-// (commands.go: bootstrap, init, render, max-pods, version, completion, man, help),
+// (commands.go: bootstrap, init, render, max-pods, version, completion, man, help;
+// the bootstrap command's flags and their defaults are package cli/flags'),
 // writes help, completion scripts and the man page from the commands' own flag sets,
 // sets up logging (the journal under systemd) and turns errors into exit statuses (2
 // for usage, 1 for failures). It exists so that cmd/eksboot/main.go stays a few lines
