@@ -200,3 +200,30 @@ func TestFlagsAreTheTestParsers(t *testing.T) {
 		t.Errorf("defaults %+v\nwant     %+v", o, d)
 	}
 }
+
+// FuzzParse: any command line is parsed, or refused with a UsageError (exit 2), and
+// what is parsed validates or is refused the same way: never a panic.
+func FuzzParse(f *testing.F) {
+	for _, args := range [][]string{
+		{"demo", "--b64-cluster-ca", "eA==", "--apiserver-endpoint", "https://x.example.com"},
+		{"demo", "--b64-cluster-ca=eA==", "--dns-cluster-ip", "10.100.0.10,10.100.0.11", "--graceful-shutdown"},
+		{"--kubelet-extra-args", "--a='b c' %n $X", "--use-max-pods", "TRUE", "c"},
+		{"--foo", "bar"},
+		{"-h"},
+		{"c", "--dns-cluster-ip", "--use-max-pods"},
+		{"--", "c", "d"},
+		{"--shutdown-grace-period", "1m", "--max-pods-max-eni", "x"},
+	} {
+		f.Add(strings.Join(args, "\x00"))
+	}
+	f.Fuzz(func(t *testing.T, joined string) {
+		o, err := Parse(strings.Split(joined, "\x00"), noEnv)
+		if err == nil && !o.Help {
+			_, err = bootstrap.Validate(o)
+		}
+		var ue *bootstrap.UsageError
+		if err != nil && !errors.As(err, &ue) {
+			t.Fatalf("error %v is not a UsageError", err)
+		}
+	})
+}
