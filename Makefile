@@ -40,7 +40,7 @@ TWICE := TestHostileInputsBootTwice
 # Inputs that find something new land in Go's cache; copy them to the package's
 # testdata/fuzz/<Target>/ to keep them as seeds.
 FUZZTIME ?= 20000x
-FUZZ_TARGETS ?= bootstrap:FuzzParseValidate bootstrap:FuzzCA bootstrap:FuzzEndpoint kubeletconf:FuzzEnvDropIn kubeletconf:FuzzQuantity kubeletconf:FuzzTOMLDepth userdata:FuzzParse render/sim:FuzzFindBootstrapCall maxpods/expr:FuzzAgreesWithCelGo
+FUZZ_TARGETS ?= bootstrap:FuzzParseValidate cli/flags:FuzzParse bootstrap:FuzzCA bootstrap:FuzzEndpoint kubeletconf:FuzzEnvDropIn kubeletconf:FuzzQuantity kubeletconf:FuzzTOMLDepth userdata:FuzzParse render/sim:FuzzFindBootstrapCall maxpods/expr:FuzzAgreesWithCelGo
 
 .PHONY: fuzz
 fuzz: ## Run each fuzz target for FUZZTIME (default 20000x: twenty thousand inputs).
