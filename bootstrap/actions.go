@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/eksboot/eksboot/kubeletconf"
+	"github.com/eksboot/eksboot/nodesys"
 	"github.com/eksboot/eksboot/rootfs"
 	"github.com/eksboot/eksboot/systemd"
 )
@@ -35,7 +36,7 @@ func Actions(n *Node, changes []rootfs.Change) []Action {
 	unitsChanged := false
 	for _, c := range changes {
 		changed[c.Path] = true
-		if strings.HasPrefix(c.Path, "/etc/systemd/system/") || c.Path == kubeletconf.ManagerEnvironmentPath {
+		if strings.HasPrefix(c.Path, "/etc/systemd/system/") || c.Path == nodesys.ManagerEnvironmentPath {
 			unitsChanged = true // unit files, drop-ins and the manager's DefaultEnvironment=
 		}
 	}
@@ -46,12 +47,12 @@ func Actions(n *Node, changes []rootfs.Change) []Action {
 	if n.BPFUnit && changed[pathBPFUnit] {
 		acts = append(acts, Action{"enable", "sys-fs-bpf.mount"}, Action{"start", "sys-fs-bpf.mount"})
 	}
-	if changed[kubeletconf.ResolvedDropInPath] {
+	if changed[nodesys.ResolvedDropInPath] {
 		acts = append(acts, Action{"restart", "systemd-resolved.service"}) // before anything resolves names
 	}
-	environment := changed[kubeletconf.ManagerEnvironmentPath]
+	environment := changed[nodesys.ManagerEnvironmentPath]
 	soci := changed[kubeletconf.SOCIConfigPath]
-	containerd := changed[pathContainerdConfig] || changed[pathBaseRuntimeSpec] || environment || changed[kubeletconf.ContainerdEnvironmentPath] ||
+	containerd := changed[pathContainerdConfig] || changed[pathBaseRuntimeSpec] || environment || changed[nodesys.ContainerdEnvironmentPath] ||
 		changed[kubeletconf.SOCIContainerdDropInPath] || soci
 	if soci {
 		// containerd's restart starts it (Requires=), but does not restart it.
@@ -70,13 +71,13 @@ func Actions(n *Node, changes []rootfs.Change) []Action {
 			acts = append(acts, Action{"ctr", strings.Join(SOCIImportArgs(n.SOCIPauseTar, n.ContainerdMajor), " ")})
 		}
 	}
-	logind := changed[kubeletconf.LogindDropIn]
+	logind := changed[nodesys.LogindDropIn]
 	if logind {
 		acts = append(acts, Action{"signal", "systemd-logind.service"})
 	}
 	acts = append(acts, Action{"enable", "kubelet.service"})
 	kubelet := containerd
-	for _, p := range []string{pathCA, pathKubeconfig, pathBootstrapKubeconfig, pathKubeletConfig, pathKubeletUnit, pathArgsDropIn, pathExtraArgsDropIn, pathSandboxUnit, pathCredentialConfig, kubeletconf.KubeletEnvironmentPath} {
+	for _, p := range []string{pathCA, pathKubeconfig, pathBootstrapKubeconfig, pathKubeletConfig, pathKubeletUnit, pathArgsDropIn, pathExtraArgsDropIn, pathSandboxUnit, pathCredentialConfig, nodesys.KubeletEnvironmentPath} {
 		kubelet = kubelet || changed[p]
 	}
 	if kubelet {

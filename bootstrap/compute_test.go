@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/eksboot/eksboot/kubeletconf"
+	"github.com/eksboot/eksboot/nodesys"
 	"github.com/eksboot/eksboot/rootfs"
 )
 
@@ -90,7 +90,7 @@ func TestActions(t *testing.T) {
 			"enable containerd.service", "enable sandbox-image.service", "restart containerd.service", "restart sandbox-image.service",
 			"enable kubelet.service", "restart kubelet.service",
 		}},
-		{"logind drop-in changed: no daemon-reload, logind re-reads on SIGHUP", n, ch(kubeletconf.LogindDropIn, pathKubeletConfig), []string{
+		{"logind drop-in changed: no daemon-reload, logind re-reads on SIGHUP", n, ch(nodesys.LogindDropIn, pathKubeletConfig), []string{
 			"signal systemd-logind.service", "enable kubelet.service", "restart kubelet.service",
 		}},
 		{"first boot", &Node{BPFUnit: true}, ch(pathCA, pathKubeconfig, pathKubeletConfig, pathContainerdConfig, pathKubeletUnit, pathArgsDropIn, pathBPFUnit), []string{

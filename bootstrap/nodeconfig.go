@@ -12,6 +12,7 @@ import (
 	"github.com/eksboot/eksboot/kubeletconf"
 	"github.com/eksboot/eksboot/maxpods/expr"
 	"github.com/eksboot/eksboot/nodeconfig"
+	"github.com/eksboot/eksboot/nodesys"
 )
 
 // FromNodeConfig is the NodeConfig front end: it turns a merged NodeConfig
@@ -178,13 +179,13 @@ func (c *Config) fromInstance(sp nodeconfig.Spec, bad func(string, ...any), unsu
 	var err error
 	c.LocalDisks = strings.ToLower(sp.Instance.LocalStorage.Strategy)
 	if ls := sp.Instance.LocalStorage; ls.Strategy != "" {
-		if c.LocalDisksArgs, err = kubeletconf.LocalDisksArgs(ls.Strategy, ls.MountPath, ls.DisabledMounts); err != nil {
+		if c.LocalDisksArgs, err = nodesys.LocalDisksArgs(ls.Strategy, ls.MountPath, ls.DisabledMounts); err != nil {
 			bad("%v", err) // names spec.instance.localStorage.*
 		}
 	}
 	// Checked here by the renderers' own rules (every problem, named); the files
 	// are made in Compute from the typed values.
-	if _, err := kubeletconf.InstanceEnvironment(sp.Instance.Environment); err != nil {
+	if _, err := nodesys.InstanceEnvironment(sp.Instance.Environment); err != nil {
 		bad("%v", err) // names spec.instance.environment.<unit>.<NAME>
 	}
 	for k, vars := range sp.Instance.Environment {
@@ -194,7 +195,7 @@ func (c *Config) fromInstance(sp nodeconfig.Spec, bad func(string, ...any), unsu
 		c.Environment[k] = maps.Clone(vars)
 	}
 	nw := sp.Instance.Network
-	if _, err := kubeletconf.ResolvedConfig(nw.Nameservers, nw.Domains); err != nil {
+	if _, err := nodesys.ResolvedConfig(nw.Nameservers, nw.Domains); err != nil {
 		bad("%v", err) // names spec.instance.network.*
 	}
 	c.Nameservers, c.SearchDomains = slices.Clone(nw.Nameservers), slices.Clone(nw.Domains)

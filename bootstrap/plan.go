@@ -8,6 +8,7 @@ import (
 
 	"github.com/eksboot/eksboot/assets"
 	"github.com/eksboot/eksboot/kubeletconf"
+	"github.com/eksboot/eksboot/nodesys"
 	"github.com/eksboot/eksboot/rootfs"
 )
 
@@ -92,7 +93,7 @@ func Compute(c *Config, f *Facts) (*Node, error) {
 		{Path: pathKubeletUnit, Data: assets.KubeletService, Mode: 0o644},
 		{Path: pathArgsDropIn, Data: argsDropIn, Mode: 0o644},
 	}
-	environment, err := kubeletconf.InstanceEnvironment(c.Environment)
+	environment, err := nodesys.InstanceEnvironment(c.Environment)
 	if err != nil {
 		return nil, err
 	}
@@ -109,12 +110,12 @@ func Compute(c *Config, f *Facts) (*Node, error) {
 	if hosts, ok := f.APIServerHosts.HostsFile(); ok {
 		n.Files = append(n.Files, rootfs.File{Path: pathHosts, Data: hosts, Mode: 0o644})
 	}
-	resolved, err := kubeletconf.ResolvedConfig(c.Nameservers, c.SearchDomains)
+	resolved, err := nodesys.ResolvedConfig(c.Nameservers, c.SearchDomains)
 	if err != nil {
 		return nil, err
 	}
 	if resolved != nil {
-		n.Files = append(n.Files, rootfs.File{Path: kubeletconf.ResolvedDropInPath, Data: resolved, Mode: 0o644})
+		n.Files = append(n.Files, rootfs.File{Path: nodesys.ResolvedDropInPath, Data: resolved, Mode: 0o644})
 	}
 	if baseSpec != nil {
 		n.Files = append(n.Files, rootfs.File{Path: pathBaseRuntimeSpec, Data: baseSpec, Mode: 0o644})
@@ -158,13 +159,13 @@ func Compute(c *Config, f *Facts) (*Node, error) {
 	// logind must let the kubelet hold the shutdown as long as its configuration says,
 	// spec.kubelet.config included.
 	if shutdown := cfg.ShutdownGracePeriod.Duration; shutdown > 0 {
-		logind, err := kubeletconf.LogindConfig(shutdown)
+		logind, err := nodesys.LogindConfig(shutdown)
 		if err != nil {
 			return nil, err
 		}
-		n.Files = append(n.Files, rootfs.File{Path: kubeletconf.LogindDropIn, Data: logind, Mode: 0o644})
+		n.Files = append(n.Files, rootfs.File{Path: nodesys.LogindDropIn, Data: logind, Mode: 0o644})
 	} else {
-		n.Remove = append(n.Remove, kubeletconf.LogindDropIn)
+		n.Remove = append(n.Remove, nodesys.LogindDropIn)
 	}
 	n.Dirs = []string{"/etc/containerd/config.d", "/etc/cni/net.d"}
 	if err := checkFileSizes(n.Files); err != nil {
@@ -191,9 +192,9 @@ func checkFileSizes(files []rootfs.File) error {
 			from = "spec.kubelet.config"
 		case pathExtraArgsDropIn:
 			from = "--kubelet-extra-args (spec.kubelet.flags)"
-		case kubeletconf.ResolvedDropInPath:
+		case nodesys.ResolvedDropInPath:
 			from = "spec.instance.network"
-		case kubeletconf.ManagerEnvironmentPath, kubeletconf.KubeletEnvironmentPath, kubeletconf.ContainerdEnvironmentPath:
+		case nodesys.ManagerEnvironmentPath, nodesys.KubeletEnvironmentPath, nodesys.ContainerdEnvironmentPath:
 			from = "spec.instance.environment"
 		}
 		return fmt.Errorf("%s: %s would be %d bytes, more than the %d eksboot reads back at the next boot", from, f.Path, len(f.Data), rootfs.DefaultReadLimit)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/eksboot/eksboot/kubeletconf"
 	"github.com/eksboot/eksboot/nodeconfig"
+	"github.com/eksboot/eksboot/nodesys"
 	"github.com/eksboot/eksboot/rootfs"
 )
 
@@ -152,7 +153,7 @@ func TestConfigIsReadOnlyOnceValidated(t *testing.T) {
 			f.Cluster.ServiceIPv4CIDR.String() != "172.20.0.0/16" || !reflect.DeepEqual(n.ClusterDNS, []string{"172.20.0.10"}) {
 			t.Errorf("from %s: Config endpoint %q, facts %q %q %v, cluster DNS %v", from, c.APIServerEndpoint, f.Cluster.Endpoint, f.Cluster.ID, f.Cluster.ServiceIPv4CIDR, n.ClusterDNS)
 		}
-		for _, p := range []string{kubeletconf.ResolvedDropInPath, kubeletconf.KubeletEnvironmentPath, kubeletconf.ManagerEnvironmentPath} {
+		for _, p := range []string{nodesys.ResolvedDropInPath, nodesys.KubeletEnvironmentPath, nodesys.ManagerEnvironmentPath} {
 			if file(n, p) == nil {
 				t.Errorf("from %s: no %s", from, p)
 			}

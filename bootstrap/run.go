@@ -14,7 +14,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/eksboot/eksboot/kubeletconf"
+	"github.com/eksboot/eksboot/nodesys"
 	"github.com/eksboot/eksboot/rootfs"
 )
 
@@ -209,8 +209,8 @@ func localDisks(ctx context.Context, c *Config, env *Env) error {
 		env.Log.Warn("local disks skipped: instance-store disks are set up only on the node itself (--root /)", zap.Strings("args", c.LocalDisksArgs))
 		return nil
 	}
-	if err := env.Command(ctx, kubeletconf.LocalDisksHelper, c.LocalDisksArgs...); err != nil {
-		return fmt.Errorf("local disks: %s %s: %w", kubeletconf.LocalDisksHelper, strings.Join(c.LocalDisksArgs, " "), err)
+	if err := env.Command(ctx, nodesys.LocalDisksHelper, c.LocalDisksArgs...); err != nil {
+		return fmt.Errorf("local disks: %s %s: %w", nodesys.LocalDisksHelper, strings.Join(c.LocalDisksArgs, " "), err)
 	}
 	return nil
 }

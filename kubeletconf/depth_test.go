@@ -189,17 +189,3 @@ func TestRenderersRefuseDeepOverlays(t *testing.T) {
 		t.Errorf("kubelet config overlay: %v", err)
 	}
 }
-
-// TestInstanceEnvironmentQuotesNames: a key or name with a line break is named
-// escaped, so each problem stays one line (errors.Join puts one between them).
-func TestInstanceEnvironmentQuotesNames(t *testing.T) {
-	_, err := InstanceEnvironment(map[string]map[string]string{"kubelet\nx": {"A": "b"}, "kubelet": {"B\nok C": "d"}})
-	if err == nil {
-		t.Fatal("no error")
-	}
-	lines := strings.Split(err.Error(), "\n")
-	if len(lines) != 2 || !strings.HasPrefix(lines[0], `spec.instance.environment."kubelet\nx": unknown key`) ||
-		!strings.HasPrefix(lines[1], `spec.instance.environment.kubelet."B\nok C": environment variable name`) {
-		t.Errorf("%q: want two problems, each naming its key escaped", err)
-	}
-}

@@ -5,11 +5,10 @@ import (
 	"io"
 	"strings"
 	"unicode"
-	"unicode/utf8"
 
 	"github.com/coreos/go-systemd/v22/unit"
 
-	"github.com/eksboot/eksboot/internal/quote"
+	"github.com/eksboot/eksboot/unitenv"
 )
 
 // Environment variables that the kubelet unit expands in its ExecStart=, and the
@@ -42,42 +41,16 @@ const (
 // variable name (a letter or '_', then letters, digits or '_'), or if value is not
 // valid UTF-8 or holds a newline, NUL or another control character except tab.
 func EnvDropIn(name, value string) ([]byte, error) {
-	if err := checkEnvName(name); err != nil {
+	if err := unitenv.CheckName(name); err != nil {
 		return nil, err
 	}
-	if err := checkEnvValue(value); err != nil {
+	if err := unitenv.CheckValue(value); err != nil {
 		return nil, fmt.Errorf("environment variable %s: %w", name, err)
 	}
 	opts := []*unit.UnitOption{
 		unit.NewUnitOption("Service", "Environment", quoteEnvAssignment(name+"="+value)),
 	}
 	return io.ReadAll(unit.Serialize(opts))
-}
-
-// checkEnvName checks name as systemd's env_name_is_valid does.
-func checkEnvName(name string) error {
-	if name == "" {
-		return fmt.Errorf("environment variable name is empty")
-	}
-	for i, r := range name {
-		if r != '_' && !isASCIILetter(r) && (i == 0 || !isASCIIDigit(r)) {
-			return fmt.Errorf("environment variable name %s is invalid: it must be a letter or '_' followed by letters, digits or '_'", quote.Value(name))
-		}
-	}
-	return nil
-}
-
-// checkEnvValue rejects what systemd cannot carry in an Environment= value.
-func checkEnvValue(value string) error {
-	if !utf8.ValidString(value) {
-		return fmt.Errorf("value is not valid UTF-8")
-	}
-	for i, r := range value {
-		if r != '\t' && isControl(r) {
-			return fmt.Errorf("value has control character %U at byte %d; newlines, NUL and control characters other than tab are not allowed", r, i)
-		}
-	}
-	return nil
 }
 
 // isControl reports whether r is a control character (C0, DEL or C1). Kubelet

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/coreos/go-systemd/v22/unit"
+
+	"github.com/eksboot/eksboot/unitenv/unitenvtest"
 )
 
 func TestEnvDropInGolden(t *testing.T) {
@@ -83,7 +85,7 @@ func TestEnvDropInRoundTrip(t *testing.T) {
 			if q := opts[0].Value[0]; q != tc.wantQuote {
 				t.Errorf("assignment %s is quoted with %c, want %c", opts[0].Value, q, tc.wantQuote)
 			}
-			words, err := parseEnvironment(opts[0].Value)
+			words, err := unitenvtest.Parse(opts[0].Value)
 			if err != nil {
 				t.Fatalf("systemd would reject Environment=%s: %v", opts[0].Value, err)
 			}
@@ -101,7 +103,7 @@ func TestEnvDropInLongValue(t *testing.T) {
 		t.Fatal(err)
 	}
 	line := strings.TrimPrefix(strings.Split(string(got), "\n")[1], "Environment=")
-	words, err := parseEnvironment(line)
+	words, err := unitenvtest.Parse(line)
 	if err != nil || len(words) != 1 || words[0] != "X="+value {
 		t.Errorf("parseEnvironment = %q, %v; want [X=%s]", words, err, value)
 	}

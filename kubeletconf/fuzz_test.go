@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/coreos/go-systemd/v22/unit"
+
+	"github.com/eksboot/eksboot/unitenv/unitenvtest"
 )
 
 // goSystemdMaxLine is the longest line go-systemd's unit.DeserializeOptions reads.
@@ -50,7 +52,7 @@ func FuzzEnvDropIn(f *testing.F) {
 			}
 			assignment = strings.TrimSuffix(rest, "\n")
 		}
-		words, err := parseEnvironment(assignment)
+		words, err := unitenvtest.Parse(assignment)
 		if err != nil {
 			t.Fatalf("systemd would reject %q: %v", assignment, err)
 		}

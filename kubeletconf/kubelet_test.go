@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/eksboot/eksboot/assets"
 )
@@ -261,4 +262,33 @@ func buildFromTemplate(template []byte, in Input) (*KubeletConfiguration, error)
 		return nil, fmt.Errorf("decoding kubelet config template: %w", err)
 	}
 	return applyEdits(cfg, in, version), nil
+}
+
+func TestBuildShutdown(t *testing.T) {
+	in := Input{
+		ClusterDNS: []string{"10.100.0.10"}, MaxPods: 29, CPUs: 2, ProviderID: "aws:///us-west-2a/i-1", KubeletVersion: Version{1, 32, 9},
+		ShutdownGracePeriod: 150 * time.Second, ShutdownGracePeriodCriticalPods: 30 * time.Second,
+	}
+	cfg, err := Build(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"shutdownGracePeriod": "2m30s"`, `"shutdownGracePeriodCriticalPods": "30s"`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("kubelet-config.json lacks %s:\n%s", want, b)
+		}
+	}
+	in.ShutdownGracePeriod, in.ShutdownGracePeriodCriticalPods = 0, 0
+	cfg, _ = Build(in)
+	if b, _ := Marshal(cfg); strings.Contains(string(b), "shutdownGracePeriod") {
+		t.Errorf("graceful shutdown off, but the config has it:\n%s", b)
+	}
+	in.ShutdownGracePeriod, in.ShutdownGracePeriodCriticalPods = 10*time.Second, 20*time.Second
+	if _, err := Build(in); err == nil || !strings.Contains(err.Error(), "shutdownGracePeriodCriticalPods: 20s exceeds shutdownGracePeriod 10s") {
+		t.Errorf("err = %v", err)
+	}
 }

@@ -36,6 +36,7 @@ import (
 	"github.com/eksboot/eksboot/internal/imagefixture"
 	"github.com/eksboot/eksboot/kubeletconf"
 	"github.com/eksboot/eksboot/maxpods"
+	"github.com/eksboot/eksboot/nodesys"
 	"github.com/eksboot/eksboot/render/sim"
 	"github.com/eksboot/eksboot/systemd"
 	"github.com/eksboot/eksboot/userdata"
@@ -188,7 +189,7 @@ func Render(ctx context.Context, raw []byte, o Options) (*Result, error) {
 		}
 	}
 	if args := lastReq.Config.LocalDisksArgs; args != nil {
-		o.Log.Warn("on the node, the instance-store disks are set up first: " + kubeletconf.LocalDisksHelper + " " + strings.Join(args, " ") + " (render does not run it)")
+		o.Log.Warn("on the node, the instance-store disks are set up first: " + nodesys.LocalDisksHelper + " " + strings.Join(args, " ") + " (render does not run it)")
 	}
 	r.Tree = map[string][]byte{}
 	for _, f := range last.Files {

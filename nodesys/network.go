@@ -1,4 +1,4 @@
-package kubeletconf
+package nodesys
 
 import (
 	"errors"
@@ -136,3 +136,7 @@ func checkSearchDomain(d string) error {
 	}
 	return nil
 }
+
+func isASCIILetter(r rune) bool { return ('a' <= r && r <= 'z') || ('A' <= r && r <= 'Z') }
+
+func isASCIIDigit(r rune) bool { return '0' <= r && r <= '9' }

@@ -1,4 +1,4 @@
-package kubeletconf
+package nodesys
 
 import (
 	"errors"
@@ -11,6 +11,7 @@ import (
 	"github.com/coreos/go-systemd/v22/unit"
 
 	"github.com/eksboot/eksboot/internal/quote"
+	"github.com/eksboot/eksboot/unitenv"
 )
 
 // Node paths of the spec.instance.environment files, nodeadm's: the default
@@ -18,7 +19,7 @@ import (
 // for each of kubelet.service and containerd.service.
 const (
 	ManagerEnvironmentPath    = "/etc/systemd/system.conf.d/environment.conf"
-	KubeletEnvironmentPath    = KubeletDropInDir + "/environment.conf"
+	KubeletEnvironmentPath    = "/etc/systemd/system/kubelet.service.d/environment.conf"
 	ContainerdEnvironmentPath = "/etc/systemd/system/containerd.service.d/environment.conf"
 )
 
@@ -116,11 +117,11 @@ func InstanceEnvironment(env map[string]map[string]string) ([]EnvironmentFile, e
 			for _, name := range slices.Sorted(maps.Keys(vars)) {
 				field := "spec.instance.environment." + e.key + "." + quote.Name(name)
 				value := vars[name]
-				if err := checkEnvName(name); err != nil {
+				if err := unitenv.CheckName(name); err != nil {
 					errs = append(errs, fmt.Errorf("%s: %w", field, err))
 					continue
 				}
-				if err := checkEnvValue(value); err != nil {
+				if err := unitenv.CheckValue(value); err != nil {
 					errs = append(errs, fmt.Errorf("%s: %w", field, err))
 					continue
 				}

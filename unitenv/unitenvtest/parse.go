@@ -1,23 +1,24 @@
-package kubeletconf
+// Package unitenvtest models, for tests, how systemd reads an Environment= value,
+// so that a renderer's drop-in can be parsed back and compared with what it was
+// given (kubeletconf's drop-ins, nodesys's environment files).
+package unitenvtest
 
 import (
 	"errors"
 	"fmt"
-	"reflect"
 	"strconv"
 	"strings"
-	"testing"
 	"unicode/utf8"
 )
 
-// parseEnvironment returns the assignments that systemd takes from the value of an
+// Parse returns the assignments that systemd takes from the value of an
 // Environment= line: the value is split into words as systemd's
 // extract_first_word(EXTRACT_UNQUOTE|EXTRACT_CUNESCAPE) does (whitespace
 // separates words; '...' and "..." quote, anywhere in a word; a backslash starts
 // a C escape inside and outside quotes; an unknown escape, a trailing backslash or
 // an unterminated quote make the line invalid), then in each word "%%" becomes
 // "%" (specifier expansion; this helper knows no other specifier).
-func parseEnvironment(value string) ([]string, error) {
+func Parse(value string) ([]string, error) {
 	var words []string
 	p := value
 	for {
@@ -135,42 +136,4 @@ func expandSpecifiers(word string) (string, error) {
 		return "", fmt.Errorf("specifier %%%c would be expanded", word[i+1])
 	}
 	return b.String(), nil
-}
-
-// TestParseEnvironment checks the helper itself against systemd's documented
-// Environment= examples (systemd.exec(5)) and escapes.
-func TestParseEnvironment(t *testing.T) {
-	tests := []struct {
-		name    string
-		value   string
-		want    []string
-		wantErr bool
-	}{
-		{
-			"systemd.exec example", `"VAR1=word1 word2" VAR2=word3 "VAR3=$word 5 6"`,
-			[]string{"VAR1=word1 word2", "VAR2=word3", "VAR3=$word 5 6"},
-			false,
-		},
-		{"single quotes keep double quotes", `'A=x "y"'`, []string{`A=x "y"`}, false},
-		{"double quotes keep single quotes", `"A=it's"`, []string{`A=it's`}, false},
-		{"escapes in double quotes", `"A=\\ \" \t \x41 \u00e9 \101"`, []string{"A=\\ \" \t A é A"}, false},
-		{"escape in single quotes", `'A=\\'`, []string{`A=\`}, false},
-		{"quote in the middle of a word", `A="b c"d`, []string{"A=b cd"}, false},
-		{"percent", `"A=100%%"`, []string{"A=100%"}, false},
-		{"specifier", `"A=%n"`, nil, true},
-		{"unterminated quote", `'A=b`, nil, true},
-		{"unknown escape", `"A=\q"`, nil, true},
-		{"trailing backslash", `A=b\`, nil, true},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := parseEnvironment(tc.value)
-			if (err != nil) != tc.wantErr {
-				t.Fatalf("parseEnvironment(%q) error = %v, want error %v", tc.value, err, tc.wantErr)
-			}
-			if !tc.wantErr && !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("parseEnvironment(%q) = %q, want %q", tc.value, got, tc.want)
-			}
-		})
-	}
 }

@@ -1,4 +1,4 @@
-package kubeletconf
+package nodesys
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/coreos/go-systemd/v22/unit"
+
+	"github.com/eksboot/eksboot/unitenv/unitenvtest"
 )
 
 // nodeadm's e2e case nodeadm-environment-config (awslabs/amazon-eks-ami@81fec2e8
@@ -103,7 +105,7 @@ func TestInstanceEnvironmentRoundTrip(t *testing.T) {
 			if err != nil || len(opts) != 1 {
 				t.Fatalf("%s %q: deserialize %q: %v (%d options)", key, v, f.Data, err, len(opts))
 			}
-			got, err := parseEnvironment(opts[0].Value)
+			got, err := unitenvtest.Parse(opts[0].Value)
 			if err != nil || len(got) != 1 || got[0] != "V="+v {
 				t.Errorf("%s %q: line %q parses to %q (%v), want one word %q", key, v, opts[0].Value, got, err, "V="+v)
 			}
@@ -118,7 +120,7 @@ func TestInstanceEnvironmentRoundTrip(t *testing.T) {
 		t.Errorf("got %q, want %q", files[2].Data, want)
 	}
 	opts, _ := unit.DeserializeOptions(strings.NewReader(string(files[2].Data)))
-	if got, err := parseEnvironment(opts[0].Value); err != nil || len(got) != 1 || got[0] != "P=http://u:p%40ss@proxy" {
+	if got, err := unitenvtest.Parse(opts[0].Value); err != nil || len(got) != 1 || got[0] != "P=http://u:p%40ss@proxy" {
 		t.Errorf("parses to %q (%v)", got, err)
 	}
 }
@@ -174,5 +176,19 @@ func TestInstanceEnvironmentBoundsWhatExecveTakes(t *testing.T) {
 	}
 	if err != nil && strings.Contains(err.Error(), "kubelet.service would get") {
 		t.Errorf("kubelet.service is within its share: %v", err)
+	}
+}
+
+// TestInstanceEnvironmentQuotesNames: a key or name with a line break is named
+// escaped, so each problem stays one line (errors.Join puts one between them).
+func TestInstanceEnvironmentQuotesNames(t *testing.T) {
+	_, err := InstanceEnvironment(map[string]map[string]string{"kubelet\nx": {"A": "b"}, "kubelet": {"B\nok C": "d"}})
+	if err == nil {
+		t.Fatal("no error")
+	}
+	lines := strings.Split(err.Error(), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], `spec.instance.environment."kubelet\nx": unknown key`) ||
+		!strings.HasPrefix(lines[1], `spec.instance.environment.kubelet."B\nok C": environment variable name`) {
+		t.Errorf("%q: want two problems, each naming its key escaped", err)
 	}
 }
