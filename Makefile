@@ -40,7 +40,7 @@ TWICE := TestHostileInputsBootTwice
 # Inputs that find something new land in Go's cache; copy them to the package's
 # testdata/fuzz/<Target>/ to keep them as seeds.
 FUZZTIME ?= 20000x
-FUZZ_TARGETS ?= bootstrap:FuzzParseValidate cli/flags:FuzzParse bootstrap:FuzzCA bootstrap:FuzzEndpoint kubeletconf:FuzzEnvDropIn kubeletconf:FuzzQuantity kubeletconf:FuzzTOMLDepth userdata:FuzzParse render/sim:FuzzFindBootstrapCall maxpods/expr:FuzzAgreesWithCelGo
+FUZZ_TARGETS ?= bootstrap:FuzzParseValidate cli/flags:FuzzParse bootstrap:FuzzCA bootstrap:FuzzEndpoint kubeletconf:FuzzEnvDropIn kubeletconf:FuzzQuantity inputcheck:FuzzTOMLDepth userdata:FuzzParse render/sim:FuzzFindBootstrapCall maxpods/expr:FuzzAgreesWithCelGo
 
 .PHONY: fuzz
 fuzz: ## Run each fuzz target for FUZZTIME (default 20000x: twenty thousand inputs).
@@ -150,7 +150,7 @@ bench: build ## Benchmarks (docs/performance.md): table lookup with ratios, rend
 	    printf "  map         %10.1f ns  %s allocs  %.1fx the table\n", ns["map"], allocs["map"], ns["map"] / ns["table"]; \
 	    printf "  parse-file  %10.0f ns  %s allocs  %.0fx the table\n", ns["parse-file"], allocs["parse-file"], ns["parse-file"] / ns["table"] }'
 	@printf '\nrenderers and the whole pipeline in-process (Run, fake IMDS/EC2 on 127.0.0.1, --no-restart):\n'
-	$(NETNS) sh -c 'ip link set lo up 2>/dev/null; CGO_ENABLED=0 exec $(GO) test -run "^$$" -bench "^(BenchmarkRender|BenchmarkRun)$$" -benchmem -count=1 ./kubeletconf ./bootstrap'
+	$(NETNS) sh -c 'ip link set lo up 2>/dev/null; CGO_ENABLED=0 exec $(GO) test -run "^$$" -bench "^(BenchmarkRender|BenchmarkRun)$$" -benchmem -count=1 ./kubeletconf ./containerdconf ./bootstrap'
 	@printf '\nwhole process, $(BENCH_RUNS) runs of $(BIN) per command:\n'
 	$(NETNS) sh -c 'ip link set lo up 2>/dev/null; EKSBOOT_BENCH_BINARY=$(CURDIR)/$(BIN) CGO_ENABLED=0 exec $(GO) test -run "^$$" -bench "^BenchmarkProcess$$" -benchtime=$(BENCH_RUNS)x -benchmem -count=1 ./cmd/eksboot'
 	@printf '\nwhole-process accounting, $(BENCH_RUNS) interleaved rounds of $(BIN) and the floors, roots on tmpfs and in TMPDIR:\n'

@@ -9,7 +9,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/eksboot/eksboot/kubeletconf"
+	"github.com/eksboot/eksboot/containerdconf"
 	"github.com/eksboot/eksboot/nodesys"
 	"github.com/eksboot/eksboot/rootfs"
 	"github.com/eksboot/eksboot/systemd"
@@ -51,12 +51,12 @@ func Actions(n *Node, changes []rootfs.Change) []Action {
 		acts = append(acts, Action{"restart", "systemd-resolved.service"}) // before anything resolves names
 	}
 	environment := changed[nodesys.ManagerEnvironmentPath]
-	soci := changed[kubeletconf.SOCIConfigPath]
+	soci := changed[containerdconf.SOCIConfigPath]
 	containerd := changed[pathContainerdConfig] || changed[pathBaseRuntimeSpec] || environment || changed[nodesys.ContainerdEnvironmentPath] ||
-		changed[kubeletconf.SOCIContainerdDropInPath] || soci
+		changed[containerdconf.SOCIContainerdDropInPath] || soci
 	if soci {
 		// containerd's restart starts it (Requires=), but does not restart it.
-		acts = append(acts, Action{"restart", kubeletconf.SOCIUnit})
+		acts = append(acts, Action{"restart", containerdconf.SOCIUnit})
 	}
 	if containerd {
 		acts = append(acts, Action{"enable", "containerd.service"})

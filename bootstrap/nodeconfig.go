@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/eksboot/eksboot/containerdconf"
 	"github.com/eksboot/eksboot/internal/quote"
 	"github.com/eksboot/eksboot/kubeletconf"
 	"github.com/eksboot/eksboot/maxpods/expr"
@@ -163,13 +164,13 @@ func (c *Config) fromMaxPods(mp nodeconfig.MaxPods, fields kubeletconf.OverlayFi
 func (c *Config) fromInstance(sp nodeconfig.Spec, bad func(string, ...any), unsupported func(string)) {
 	// spec.containerd: each part's TOML merged in order, and the base runtime spec.
 	for _, toml := range sp.Containerd.Configs {
-		c.ContainerdOverlays = append(c.ContainerdOverlays, kubeletconf.ContainerdOverlay{Name: "spec.containerd.config", TOML: toml})
+		c.ContainerdOverlays = append(c.ContainerdOverlays, containerdconf.ContainerdOverlay{Name: "spec.containerd.config", TOML: toml})
 	}
 	if len(sp.Containerd.Configs) == 0 && sp.Containerd.Config != "" {
-		c.ContainerdOverlays = []kubeletconf.ContainerdOverlay{{Name: "spec.containerd.config", TOML: sp.Containerd.Config}}
+		c.ContainerdOverlays = []containerdconf.ContainerdOverlay{{Name: "spec.containerd.config", TOML: sp.Containerd.Config}}
 	}
 	for _, o := range c.ContainerdOverlays {
-		if err := kubeletconf.CheckContainerdOverlay(o.Name, o.TOML); err != nil {
+		if err := containerdconf.CheckContainerdOverlay(o.Name, o.TOML); err != nil {
 			bad("%v", err) // names spec.containerd.config
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/eksboot/eksboot/containerdconf"
 	"github.com/eksboot/eksboot/kubeletconf"
 	"github.com/eksboot/eksboot/maxpods"
 	"github.com/eksboot/eksboot/nodeconfig"
@@ -49,7 +50,7 @@ func TestFromNodeConfig(t *testing.T) {
 	if c.MaxPodsMode != "prefix-delegation" || c.MaxPodsOptions != (maxpods.Options{PrefixDelegation: true, CustomNetworking: true, MaxENI: 4}) {
 		t.Errorf("max pods %s %+v", c.MaxPodsMode, c.MaxPodsOptions)
 	}
-	want := []kubeletconf.ContainerdOverlay{{Name: "spec.containerd.config", TOML: "[plugins]\n"}, {Name: "spec.containerd.config", TOML: "version = 2\n"}}
+	want := []containerdconf.ContainerdOverlay{{Name: "spec.containerd.config", TOML: "[plugins]\n"}, {Name: "spec.containerd.config", TOML: "version = 2\n"}}
 	if !reflect.DeepEqual(c.ContainerdOverlays, want) {
 		t.Errorf("containerd overlays %+v", c.ContainerdOverlays)
 	}

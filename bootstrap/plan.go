@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/eksboot/eksboot/assets"
+	"github.com/eksboot/eksboot/containerdconf"
 	"github.com/eksboot/eksboot/kubeletconf"
 	"github.com/eksboot/eksboot/nodesys"
 	"github.com/eksboot/eksboot/rootfs"
@@ -136,17 +137,17 @@ func Compute(c *Config, f *Facts) (*Node, error) {
 		n.Remove = append(n.Remove, pathExtraArgsDropIn)
 	}
 	if f.SOCI {
-		dropIn, err := kubeletconf.FastImagePullContainerdDropIn()
+		dropIn, err := containerdconf.FastImagePullContainerdDropIn()
 		if err != nil {
 			return nil, err
 		}
 		n.Files = append(n.Files,
-			rootfs.File{Path: kubeletconf.SOCIConfigPath, Data: kubeletconf.SOCIConfig(f.SOCIGzip), Mode: 0o644},
-			rootfs.File{Path: kubeletconf.SOCIContainerdDropInPath, Data: dropIn, Mode: 0o644})
+			rootfs.File{Path: containerdconf.SOCIConfigPath, Data: containerdconf.SOCIConfig(f.SOCIGzip), Mode: 0o644},
+			rootfs.File{Path: containerdconf.SOCIContainerdDropInPath, Data: dropIn, Mode: 0o644})
 		n.SOCIPauseTar = f.PauseTar
 	} else {
 		// The snapshotter's own file stays: the image may ship one.
-		n.Remove = append(n.Remove, kubeletconf.SOCIContainerdDropInPath)
+		n.Remove = append(n.Remove, containerdconf.SOCIContainerdDropInPath)
 	}
 	if f.SandboxImageUnit != nil {
 		n.SandboxImageUnit = true
@@ -233,7 +234,7 @@ func buildKubeletConfig(c *Config, f *Facts, n *Node) (*kubeletconf.KubeletConfi
 		return nil, nil, fmt.Errorf("kubelet config: %w", err)
 	}
 	if f.SOCI {
-		cfg.ImageServiceEndpoint = kubeletconf.SOCIImageServiceEndpoint
+		cfg.ImageServiceEndpoint = containerdconf.SOCIImageServiceEndpoint
 	}
 	if cfg, err = kubeletconf.Overlay(cfg, c.KubeletConfigOverlay); err != nil {
 		return nil, nil, fmt.Errorf("spec.kubelet.config: %w", err)
@@ -254,7 +255,7 @@ func buildKubeletConfig(c *Config, f *Facts, n *Node) (*kubeletconf.KubeletConfi
 // base runtime spec when the profile or the NodeConfig has one (nil otherwise).
 func containerdConfig(c *Config, f *Facts, n *Node) (containerd, baseSpec []byte, err error) {
 	p := f.Profile
-	cin := kubeletconf.ContainerdInput{
+	cin := containerdconf.ContainerdInput{
 		Major:         f.ContainerdMajor,
 		Minor:         f.ContainerdMinor,
 		Template:      f.ContainerdTemplate,
@@ -266,12 +267,12 @@ func containerdConfig(c *Config, f *Facts, n *Node) (containerd, baseSpec []byte
 		SOCI:          f.SOCI,
 	}
 	if p.BaseRuntimeSpec || c.BaseRuntimeSpecOverlay != nil { // a NodeConfig that sets one gets it on any image
-		if baseSpec, err = kubeletconf.BaseRuntimeSpec(c.BaseRuntimeSpecOverlay); err != nil {
+		if baseSpec, err = containerdconf.BaseRuntimeSpec(c.BaseRuntimeSpecOverlay); err != nil {
 			return nil, nil, fmt.Errorf("spec.containerd.baseRuntimeSpec: %w", err)
 		}
 		cin.BaseRuntimeSpec = pathBaseRuntimeSpec
 	}
-	containerd, err = kubeletconf.Containerd(cin)
+	containerd, err = containerdconf.Containerd(cin)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/eksboot/eksboot/containerdconf"
 	"github.com/eksboot/eksboot/kubeletconf"
 	"github.com/eksboot/eksboot/maxpods"
 )
@@ -19,10 +20,10 @@ import (
 // in parallel pull/unpack mode. eksboot then writes
 //
 //   - containerd's CRI snapshotter "soci" and the proxy plugin soci on the
-//     snapshotter's socket (kubeletconf.FastImagePullOverlay);
+//     snapshotter's socket (containerdconf.FastImagePullOverlay);
 //   - the kubelet's imageServiceEndpoint on that socket, so the snapshotter's CRI
 //     keychain sees the kubelet's registry credentials;
-//   - the snapshotter's configuration (kubeletconf.SOCIConfig);
+//   - the snapshotter's configuration (containerdconf.SOCIConfig);
 //   - the containerd.service drop-in that requires and follows soci-snapshotter.service;
 //
 // and, after containerd's restart, imports the image's cached pause image
@@ -41,7 +42,7 @@ const (
 )
 
 // sociUnitPaths are where an image ships soci-snapshotter.service.
-var sociUnitPaths = []string{"/usr/lib/systemd/system/" + kubeletconf.SOCIUnit, "/etc/systemd/system/" + kubeletconf.SOCIUnit}
+var sociUnitPaths = []string{"/usr/lib/systemd/system/" + containerdconf.SOCIUnit, "/etc/systemd/system/" + containerdconf.SOCIUnit}
 
 // decideSOCI sets f.SOCI for a run whose FastImagePull gate is on: the instance's
 // vCPUs and memory are the instance type's (the embedded table), else the node's own
@@ -64,12 +65,12 @@ func decideSOCI(c *Config, env *Env, f *Facts) {
 		return
 	}
 	if env.OnNode() && !exists(env, sociUnitPaths...) {
-		f.Warnings = append(f.Warnings, "spec.featureGates.FastImagePull: the image has no "+kubeletconf.SOCIUnit+": images are pulled by containerd's default snapshotter")
+		f.Warnings = append(f.Warnings, "spec.featureGates.FastImagePull: the image has no "+containerdconf.SOCIUnit+": images are pulled by containerd's default snapshotter")
 		return
 	}
 	f.SOCI = true
-	if exists(env, kubeletconf.SOCIGzipHelper) {
-		f.SOCIGzip = kubeletconf.SOCIGzipHelper
+	if exists(env, containerdconf.SOCIGzipHelper) {
+		f.SOCIGzip = containerdconf.SOCIGzipHelper
 	}
 	if exists(env, pathPauseTar) {
 		f.PauseTar = pathPauseTar

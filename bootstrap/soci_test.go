@@ -10,8 +10,8 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/eksboot/eksboot/containerdconf"
 	"github.com/eksboot/eksboot/internal/goldencase"
-	"github.com/eksboot/eksboot/kubeletconf"
 	"github.com/eksboot/eksboot/rootfs"
 )
 
@@ -91,26 +91,26 @@ func TestFastImagePullThreshold(t *testing.T) {
 			containerd := string(file(n, pathContainerdConfig))
 			kubelet := string(file(n, pathKubeletConfig))
 			if !tc.want {
-				if strings.Contains(containerd, "soci") || strings.Contains(kubelet, "imageServiceEndpoint") || file(n, kubeletconf.SOCIConfigPath) != nil {
+				if strings.Contains(containerd, "soci") || strings.Contains(kubelet, "imageServiceEndpoint") || file(n, containerdconf.SOCIConfigPath) != nil {
 					t.Errorf("the default snapshotter's node has SOCI settings:\n%s", containerd)
 				}
-				if !slices.Contains(n.Remove, kubeletconf.SOCIContainerdDropInPath) {
-					t.Errorf("the drop-in %s is not removed: %v", kubeletconf.SOCIContainerdDropInPath, n.Remove)
+				if !slices.Contains(n.Remove, containerdconf.SOCIContainerdDropInPath) {
+					t.Errorf("the drop-in %s is not removed: %v", containerdconf.SOCIContainerdDropInPath, n.Remove)
 				}
 				return
 			}
-			for _, w := range []string{"snapshotter = 'soci'", "[proxy_plugins.soci]", "type = 'snapshot'", "address = '" + kubeletconf.SOCISocket + "'"} {
+			for _, w := range []string{"snapshotter = 'soci'", "[proxy_plugins.soci]", "type = 'snapshot'", "address = '" + containerdconf.SOCISocket + "'"} {
 				if !strings.Contains(containerd, w) {
 					t.Errorf("config.toml lacks %q:\n%s", w, containerd)
 				}
 			}
-			if !strings.Contains(kubelet, `"imageServiceEndpoint": "`+kubeletconf.SOCIImageServiceEndpoint+`"`) {
+			if !strings.Contains(kubelet, `"imageServiceEndpoint": "`+containerdconf.SOCIImageServiceEndpoint+`"`) {
 				t.Errorf("kubelet-config.json has no SOCI imageServiceEndpoint:\n%s", kubelet)
 			}
-			if d := string(file(n, kubeletconf.SOCIContainerdDropInPath)); d != "[Unit]\nRequires=soci-snapshotter.service\nAfter=soci-snapshotter.service\n" {
+			if d := string(file(n, containerdconf.SOCIContainerdDropInPath)); d != "[Unit]\nRequires=soci-snapshotter.service\nAfter=soci-snapshotter.service\n" {
 				t.Errorf("drop-in %q", d)
 			}
-			if s := string(file(n, kubeletconf.SOCIConfigPath)); !strings.Contains(s, "max_concurrent_downloads_per_image = 20") || strings.Contains(s, "unpigz") {
+			if s := string(file(n, containerdconf.SOCIConfigPath)); !strings.Contains(s, "max_concurrent_downloads_per_image = 20") || strings.Contains(s, "unpigz") {
 				t.Errorf("snapshotter config without the image's unpigz:\n%s", s)
 			}
 		})
@@ -121,11 +121,11 @@ func TestFastImagePullThreshold(t *testing.T) {
 // pause image is imported into the snapshotter after containerd's restart, before
 // the kubelet's.
 func TestFastImagePullOnAnAL2023Image(t *testing.T) {
-	f, n := planFastImagePull(t, "m5.xlarge", true, 4, 16<<30, kubeletconf.SOCIGzipHelper, pathPauseTar)
+	f, n := planFastImagePull(t, "m5.xlarge", true, 4, 16<<30, containerdconf.SOCIGzipHelper, pathPauseTar)
 	if !f.SOCI || n.SOCIPauseTar != pathPauseTar {
 		t.Fatalf("SOCI %v, pause tar %q", f.SOCI, n.SOCIPauseTar)
 	}
-	if s := string(file(n, kubeletconf.SOCIConfigPath)); !strings.Contains(s, "[pull_modes.parallel_pull_unpack.decompress_streams.gzip]\npath = \"/usr/bin/unpigz\"\n") {
+	if s := string(file(n, containerdconf.SOCIConfigPath)); !strings.Contains(s, "[pull_modes.parallel_pull_unpack.decompress_streams.gzip]\npath = \"/usr/bin/unpigz\"\n") {
 		t.Errorf("snapshotter config:\n%s", s)
 	}
 	var changes []rootfs.Change

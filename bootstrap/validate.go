@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/eksboot/eksboot/containerdconf"
+	"github.com/eksboot/eksboot/inputcheck"
 	"github.com/eksboot/eksboot/internal/quote"
 	"github.com/eksboot/eksboot/kubeletconf"
 	"github.com/eksboot/eksboot/maxpods"
@@ -49,7 +51,7 @@ type Config struct {
 	ContainerdChosen bool   // --container-runtime containerd was given (needed below 1.24)
 	// ContainerdOverlays are partial containerd configurations in TOML (each
 	// NodeConfig part's spec.containerd.config), merged onto config.toml in order.
-	ContainerdOverlays []kubeletconf.ContainerdOverlay
+	ContainerdOverlays []containerdconf.ContainerdOverlay
 	// BaseRuntimeSpecOverlay is NodeConfig's spec.containerd.baseRuntimeSpec, merged
 	// onto the base OCI runtime spec (AL2023 profile).
 	BaseRuntimeSpecOverlay map[string]any
@@ -238,7 +240,7 @@ func checkFlagText(o Options, bad func(string, ...any)) {
 		if !slices.Contains(textOnlyFlags, f.Name) {
 			continue
 		}
-		if err := kubeletconf.CheckText(*f.Field(&o), false); err != nil {
+		if err := inputcheck.CheckText(*f.Field(&o), false); err != nil {
 			bad("--%s: %v", f.Name, err)
 		}
 	}

@@ -2,8 +2,6 @@ package kubeletconf
 
 import (
 	"testing"
-
-	"github.com/eksboot/eksboot/assets"
 )
 
 // benchInput is an m5.large node's kubelet-config.json input, as the bootstrap
@@ -20,8 +18,8 @@ var benchInput = Input{
 
 // BenchmarkRender measures each renderer once per node, as the bootstrap calls them:
 // kubelet-config.json (Build from the embedded template, then Marshal), the
-// kubeconfig, the two kubelet drop-ins and containerd's config.toml. `make bench`
-// runs it with -benchmem.
+// kubeconfig and the two kubelet drop-ins (containerd's config.toml is
+// containerdconf's BenchmarkRender). `make bench` runs it with -benchmem.
 func BenchmarkRender(b *testing.B) {
 	b.Run("kubelet-config", func(b *testing.B) {
 		for b.Loop() {
@@ -50,11 +48,6 @@ func BenchmarkRender(b *testing.B) {
 			if _, err := EnvDropIn(KubeletExtraArgsVar, extra); err != nil {
 				b.Fatal(err)
 			}
-		}
-	})
-	b.Run("containerd", func(b *testing.B) {
-		for b.Loop() {
-			_ = ContainerdConfig(assets.ContainerdConfig, "602401143452.dkr.ecr.us-west-2.amazonaws.com/eks/pause:3.5")
 		}
 	})
 }

@@ -1,6 +1,8 @@
-// Package kubeletconf renders the files that bootstrap.sh writes for the kubelet:
-// kubelet-config.json, the kubelet kubeconfig, the kubelet.service drop-ins that set
-// KUBELET_ARGS and KUBELET_EXTRA_ARGS, and containerd's config.toml.
+// Package kubeletconf renders the kubelet's files: kubelet-config.json, the kubelet
+// kubeconfig, the kubelet.service drop-ins that set KUBELET_ARGS and
+// KUBELET_EXTRA_ARGS, and the image credential provider's config; and it holds the
+// kubelet table by minor (kubelets.go) and the one kubelet Version type.
+// containerd's files are containerdconf's, the node's system files nodesys's.
 //
 // kubelet-config.json is built on KubeletConfiguration, a copy of the JSON shape of
 // k8s.io/kubelet's v1beta1 type that kubeletconf/internal/typegen generates from the
@@ -14,11 +16,11 @@
 // and write the results.
 //
 // For the inputs of the bootstrap.sh golden cases the output matches what
-// bootstrap.sh wrote (byte for byte for the kubeconfig, the drop-ins and the
-// containerd configuration; as equal JSON for kubelet-config.json). Where
-// bootstrap.sh's shell quoting breaks on unusual values (a ' or % in the kubelet
-// arguments, a ',' or '&' in the API server URL), these renderers quote the values
-// so that they reach the kubelet unchanged instead.
+// bootstrap.sh wrote (byte for byte for the kubeconfig and the drop-ins; as equal
+// JSON for kubelet-config.json). Where bootstrap.sh's shell quoting breaks on
+// unusual values (a ' or % in the kubelet arguments, a ',' or '&' in the API server
+// URL), these renderers quote the values so that they reach the kubelet unchanged
+// instead.
 package kubeletconf
 
 //go:generate go run ./internal/typegen -gomod ../go.mod -out zz_generated_types.go

@@ -20,7 +20,6 @@ const bootstrapDir = "testdata/bootstrap-sh"
 const (
 	kubeletConfigPath = "etc/kubernetes/kubelet/kubelet-config.json"
 	kubeconfigPath    = "var/lib/kubelet/kubeconfig"
-	containerdPath    = "etc/containerd/config.toml"
 	dropInDir         = "etc/systemd/system/kubelet.service.d"
 )
 

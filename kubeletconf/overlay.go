@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+
+	"github.com/eksboot/eksboot/inputcheck"
 )
 
 // CheckedOverlay is a partial KubeletConfiguration (a NodeConfig's
-// spec.kubelet.config) that CheckOverlay accepted: at most MaxDepth levels deep,
+// spec.kubelet.config) that CheckOverlay accepted: at most inputcheck.MaxDepth levels deep,
 // every field the kubelet's own, every value of its field's type. Only
 // CheckOverlay makes one (and Merge and Without, from checked ones; the zero value
 // is the empty overlay), so what takes one, Overlay, checks nothing again. It is
@@ -27,8 +29,8 @@ func CheckOverlay(overlay map[string]any) (CheckedOverlay, error) {
 	if len(overlay) == 0 {
 		return CheckedOverlay{}, nil
 	}
-	if TreeDepth(overlay) > MaxDepth {
-		return CheckedOverlay{}, fmt.Errorf("nested more than %d levels deep", MaxDepth)
+	if inputcheck.TreeDepth(overlay) > inputcheck.MaxDepth {
+		return CheckedOverlay{}, fmt.Errorf("nested more than %d levels deep", inputcheck.MaxDepth)
 	}
 	b, err := json.Marshal(overlay)
 	if err != nil {

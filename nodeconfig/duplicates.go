@@ -6,8 +6,8 @@ import (
 
 	yamlv3 "go.yaml.in/yaml/v3"
 
+	"github.com/eksboot/eksboot/inputcheck"
 	"github.com/eksboot/eksboot/internal/quote"
-	"github.com/eksboot/eksboot/kubeletconf"
 )
 
 // duplicateKeys lists every mapping key of the YAML (or JSON) document doc that
@@ -16,7 +16,7 @@ import (
 // NodeConfig with two names could join the wrong cluster. A document that this
 // parser cannot read is left to the decoder to report; aliases are not followed.
 //
-// It also refuses a document that nests deeper than kubeletconf.MaxDepth (the
+// It also refuses a document that nests deeper than inputcheck.MaxDepth (the
 // document's mapping counted as one; through aliases too), naming the field, from
 // the parser's node tree, before the document is converted and decoded: the
 // parser itself stops at 10,000 levels and allocates in proportion to the
@@ -34,9 +34,9 @@ func duplicateKeys(doc []byte) Errors {
 		if n.Kind == yamlv3.SequenceNode || n.Kind == yamlv3.MappingNode {
 			level++
 		}
-		if n.Kind == yamlv3.AliasNode && n.Alias != nil && level+nodeDepth(n.Alias, memo) > kubeletconf.MaxDepth ||
-			level > kubeletconf.MaxDepth {
-			errs = append(errs, fmt.Sprintf("%s: nested more than %d levels deep (line %d)", fieldOf(at), kubeletconf.MaxDepth, n.Line))
+		if n.Kind == yamlv3.AliasNode && n.Alias != nil && level+nodeDepth(n.Alias, memo) > inputcheck.MaxDepth ||
+			level > inputcheck.MaxDepth {
+			errs = append(errs, fmt.Sprintf("%s: nested more than %d levels deep (line %d)", fieldOf(at), inputcheck.MaxDepth, n.Line))
 			return
 		}
 		switch n.Kind {
@@ -74,12 +74,12 @@ func duplicateKeys(doc []byte) Errors {
 
 // nodeDepth is how many levels of sequences and mappings n holds, itself
 // included, following aliases; memo keeps each node's answer, so that aliases of
-// aliases are counted once each, and stops counting past kubeletconf.MaxDepth.
+// aliases are counted once each, and stops counting past inputcheck.MaxDepth.
 func nodeDepth(n *yamlv3.Node, memo map[*yamlv3.Node]int) int {
 	if d, ok := memo[n]; ok {
 		return d
 	}
-	memo[n] = kubeletconf.MaxDepth + 1 // while counting: a node that contains itself is too deep
+	memo[n] = inputcheck.MaxDepth + 1 // while counting: a node that contains itself is too deep
 	d := 0
 	switch n.Kind {
 	case yamlv3.AliasNode:
@@ -88,7 +88,7 @@ func nodeDepth(n *yamlv3.Node, memo map[*yamlv3.Node]int) int {
 		}
 	case yamlv3.DocumentNode, yamlv3.SequenceNode, yamlv3.MappingNode:
 		for _, c := range n.Content {
-			if d = max(d, nodeDepth(c, memo)); d > kubeletconf.MaxDepth {
+			if d = max(d, nodeDepth(c, memo)); d > inputcheck.MaxDepth {
 				break
 			}
 		}
@@ -96,7 +96,7 @@ func nodeDepth(n *yamlv3.Node, memo map[*yamlv3.Node]int) int {
 			d++
 		}
 	}
-	memo[n] = min(d, kubeletconf.MaxDepth+1)
+	memo[n] = min(d, inputcheck.MaxDepth+1)
 	return memo[n]
 }
 

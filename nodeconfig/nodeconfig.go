@@ -11,6 +11,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/eksboot/eksboot/inputcheck"
 	"github.com/eksboot/eksboot/internal/quote"
 	"github.com/eksboot/eksboot/kubeletconf"
 )
@@ -177,7 +178,7 @@ func decodeOne(doc []byte) (*NodeConfig, error) {
 	if err != nil {
 		return nil, fmt.Errorf("not YAML or JSON: %w", err)
 	}
-	if err := kubeletconf.CheckJSONDepth(j); err != nil {
+	if err := inputcheck.CheckJSONDepth(j); err != nil {
 		return nil, err // what duplicateKeys's parser could not read
 	}
 	var generic any

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/eksboot/eksboot/kubeletconf"
+	"github.com/eksboot/eksboot/inputcheck"
 )
 
 const ncHead = "apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\n"
@@ -116,7 +116,7 @@ func TestDecodeRefusesDeepDocuments(t *testing.T) {
 	for _, tc := range []struct {
 		name, in, want string
 	}{
-		{"block", spec + deepBlock("      ", kubeletconf.MaxDepth-2), "p: spec.containerd.baseRuntimeSpec: nested more than 64 levels deep (line 67)"},
+		{"block", spec + deepBlock("      ", inputcheck.MaxDepth-2), "p: spec.containerd.baseRuntimeSpec: nested more than 64 levels deep (line 67)"},
 		{"flow", spec + "      a: " + strings.Repeat("[", 62) + strings.Repeat("]", 62) + "\n", "p: spec.containerd.baseRuntimeSpec: nested more than 64 levels deep (line 6)"},
 		{"flow, 2,500 deep", spec + "      a: " + strings.Repeat("{a: ", 2500) + "1" + strings.Repeat("}", 2500) + "\n", "p: spec.containerd.baseRuntimeSpec: nested more than 64 levels deep (line 6)"},
 		{
@@ -139,7 +139,7 @@ func TestDecodeRefusesDeepDocuments(t *testing.T) {
 			}
 		})
 	}
-	ok := spec + deepBlock("      ", kubeletconf.MaxDepth-3)
+	ok := spec + deepBlock("      ", inputcheck.MaxDepth-3)
 	if _, err := DecodeNodeConfigs([]byte(ok), "p"); err != nil {
 		t.Errorf("64 levels: %v", err)
 	}

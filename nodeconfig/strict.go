@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/eksboot/eksboot/inputcheck"
 	"github.com/eksboot/eksboot/internal/quote"
 	"github.com/eksboot/eksboot/kubeletconf"
 )
@@ -194,7 +195,7 @@ var textChecked = []string{
 }
 
 // checkText appends an error for every key and string of v (a decoded NodeConfig)
-// that is not text of one line (kubeletconf.CheckText: no control character, a tab
+// that is not text of one line (inputcheck.CheckText: no control character, a tab
 // included), naming its path, except in textChecked. Every value of a NodeConfig
 // lands in a line-oriented file or a program's argument.
 func checkText(v any, at string, errs Errors) Errors {
@@ -205,7 +206,7 @@ func checkText(v any, at string, errs Errors) Errors {
 	}
 	switch v := v.(type) {
 	case string:
-		if err := kubeletconf.CheckText(v, false); err != nil {
+		if err := inputcheck.CheckText(v, false); err != nil {
 			errs = append(errs, fmt.Sprintf("%s: %v", orRoot(at), err))
 		}
 	case map[string]any:
@@ -216,7 +217,7 @@ func checkText(v any, at string, errs Errors) Errors {
 		sort.Strings(keys)
 		for _, k := range keys {
 			p := join(at, quote.Name(k))
-			if err := kubeletconf.CheckText(k, false); err != nil {
+			if err := inputcheck.CheckText(k, false); err != nil {
 				errs = append(errs, fmt.Sprintf("%s: key: %v", p, err))
 				continue
 			}

@@ -1,7 +1,7 @@
-package kubeletconf
+package containerdconf
 
-// mergeTables merges src into dst: nested tables recursively, any other value
-// replaced by src's.
+// mergeTables merges src into dst (TOML tables or JSON objects): nested ones
+// recursively, any other value replaced by src's.
 func mergeTables(dst, src map[string]any) {
 	for k, sv := range src {
 		if st, ok := sv.(map[string]any); ok {

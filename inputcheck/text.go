@@ -1,10 +1,11 @@
-package kubeletconf
+package inputcheck
 
 import (
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/eksboot/eksboot/internal/quote"
@@ -23,7 +24,7 @@ func CheckText(s string, tab bool) error {
 		case r == utf8.RuneError && !strings.HasPrefix(s[i:], "\uFFFD"):
 			return fmt.Errorf("byte 0x%02x at byte %d is not UTF-8", s[i], i)
 		case r == '\t' && tab:
-		case isControl(r):
+		case unicode.IsControl(r):
 			return fmt.Errorf("control character %U at byte %d is not allowed", r, i)
 		}
 	}

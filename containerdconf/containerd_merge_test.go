@@ -1,4 +1,4 @@
-package kubeletconf
+package containerdconf
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package kubeletconf
+package containerdconf
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"github.com/pelletier/go-toml/v2"
 
 	"github.com/eksboot/eksboot/assets"
+	"github.com/eksboot/eksboot/inputcheck"
 	"github.com/eksboot/eksboot/internal/quote"
 )
 
@@ -175,7 +176,7 @@ func CheckContainerdOverlay(name, doc string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	if problems := CheckTreeText(m, name); len(problems) > 0 {
+	if problems := inputcheck.CheckTreeText(m, name); len(problems) > 0 {
 		return errors.New(quote.List(problems))
 	}
 	return nil
@@ -186,15 +187,15 @@ func CheckContainerdOverlay(name, doc string) error {
 // run. The decoded tree's depth is checked again, in case the scan and the decoder
 // ever disagree on where a level starts.
 func decodeTOML(doc string) (map[string]any, error) {
-	if err := CheckTOMLDepth(doc); err != nil {
+	if err := inputcheck.CheckTOMLDepth(doc); err != nil {
 		return nil, err
 	}
 	var m map[string]any
 	if err := toml.Unmarshal([]byte(doc), &m); err != nil {
 		return nil, fmt.Errorf("not valid TOML: %w", err)
 	}
-	if d := TreeDepth(m); d > MaxDepth {
-		return nil, fmt.Errorf("nested more than %d levels deep", MaxDepth)
+	if d := inputcheck.TreeDepth(m); d > inputcheck.MaxDepth {
+		return nil, fmt.Errorf("nested more than %d levels deep", inputcheck.MaxDepth)
 	}
 	return m, nil
 }

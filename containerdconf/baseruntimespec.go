@@ -1,4 +1,4 @@
-package kubeletconf
+package containerdconf
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/eksboot/eksboot/assets"
+	"github.com/eksboot/eksboot/inputcheck"
 )
 
 // BaseRuntimeSpec returns the base OCI runtime spec of an AL2023 node
@@ -22,8 +23,8 @@ func BaseRuntimeSpec(overlay map[string]any) ([]byte, error) {
 	if len(overlay) == 0 {
 		return bytes.Clone(assets.BaseRuntimeSpec), nil
 	}
-	if TreeDepth(overlay) > MaxDepth {
-		return nil, fmt.Errorf("spec.containerd.baseRuntimeSpec: nested more than %d levels deep", MaxDepth)
+	if inputcheck.TreeDepth(overlay) > inputcheck.MaxDepth {
+		return nil, fmt.Errorf("spec.containerd.baseRuntimeSpec: nested more than %d levels deep", inputcheck.MaxDepth)
 	}
 	var spec map[string]any
 	dec := json.NewDecoder(bytes.NewReader(assets.BaseRuntimeSpec))
@@ -31,7 +32,7 @@ func BaseRuntimeSpec(overlay map[string]any) ([]byte, error) {
 	if err := dec.Decode(&spec); err != nil {
 		return nil, fmt.Errorf("embedded base runtime spec: %w", err)
 	}
-	spec = deepMerge(spec, overlay)
+	mergeTables(spec, overlay)
 	if _, ok := spec["ociVersion"].(string); !ok {
 		return nil, fmt.Errorf("spec.containerd.baseRuntimeSpec: ociVersion %v: want a string such as %q", spec["ociVersion"], "1.1.0")
 	}
