@@ -10,6 +10,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/eksboot/eksboot/containerdconf"
+	"github.com/eksboot/eksboot/kubeletconf"
+	"github.com/eksboot/eksboot/nodefile"
 	"github.com/eksboot/eksboot/nodesys"
 	"github.com/eksboot/eksboot/rootfs"
 	"github.com/eksboot/eksboot/systemd"
@@ -26,64 +28,64 @@ type Action struct {
 
 func (a Action) String() string { return strings.TrimSpace(a.Verb + " " + a.Unit) }
 
-// Actions works out the systemd operations that the file changes call for, in order:
-// a daemon-reload when unit files changed; containerd (and sandbox-image) restarted
-// when its configuration changed; the BPF mount enabled and started when installed;
-// kubelet enabled, then restarted when anything it reads changed, else only started
-// (a no-op when it is already running). It is pure.
+// Actions works out the systemd operations that the file changes call for, from the
+// units that each changed file names (n.Owned: what the renderers returned), in
+// order: a daemon-reload when a file systemd reads changed; sys-fs-bpf.mount
+// enabled and started when installed; systemd-resolved restarted (before anything
+// resolves names); the SOCI snapshotter restarted, then containerd (and
+// sandbox-image) enabled and restarted; systemd-logind signalled; kubelet enabled,
+// then restarted when anything it reads changed or containerd restarted (its CRI
+// connection), else only started (a no-op when it is already running). It is pure.
 func Actions(n *Node, changes []rootfs.Change) []Action {
-	changed := map[string]bool{}
-	unitsChanged := false
+	owned := make(map[string]nodefile.File, len(n.Owned))
+	for _, f := range n.Owned {
+		owned[f.Path] = f
+	}
+	units := map[string]bool{}
+	reload := false
 	for _, c := range changes {
-		changed[c.Path] = true
-		if strings.HasPrefix(c.Path, "/etc/systemd/system/") || c.Path == nodesys.ManagerEnvironmentPath {
-			unitsChanged = true // unit files, drop-ins and the manager's DefaultEnvironment=
+		f := owned[c.Path]
+		reload = reload || f.Reload
+		for _, u := range f.Units {
+			units[u] = true
 		}
 	}
 	var acts []Action
-	if unitsChanged {
+	if reload {
 		acts = append(acts, Action{Verb: "daemon-reload"})
 	}
-	if n.BPFUnit && changed[pathBPFUnit] {
-		acts = append(acts, Action{"enable", "sys-fs-bpf.mount"}, Action{"start", "sys-fs-bpf.mount"})
+	if units[nodesys.BPFMountUnit] {
+		acts = append(acts, Action{"enable", nodesys.BPFMountUnit}, Action{"start", nodesys.BPFMountUnit})
 	}
-	if changed[nodesys.ResolvedDropInPath] {
-		acts = append(acts, Action{"restart", "systemd-resolved.service"}) // before anything resolves names
+	if units[nodesys.ResolvedUnit] {
+		acts = append(acts, Action{"restart", nodesys.ResolvedUnit}) // before anything resolves names
 	}
-	environment := changed[nodesys.ManagerEnvironmentPath]
-	soci := changed[containerdconf.SOCIConfigPath]
-	containerd := changed[pathContainerdConfig] || changed[pathBaseRuntimeSpec] || environment || changed[nodesys.ContainerdEnvironmentPath] ||
-		changed[containerdconf.SOCIContainerdDropInPath] || soci
-	if soci {
+	if units[containerdconf.SOCIUnit] {
 		// containerd's restart starts it (Requires=), but does not restart it.
 		acts = append(acts, Action{"restart", containerdconf.SOCIUnit})
 	}
+	containerd := units[containerdconf.Unit]
 	if containerd {
-		acts = append(acts, Action{"enable", "containerd.service"})
+		acts = append(acts, Action{"enable", containerdconf.Unit})
 		if n.SandboxImageUnit {
-			acts = append(acts, Action{"enable", "sandbox-image.service"})
+			acts = append(acts, Action{"enable", containerdconf.SandboxImageUnit})
 		}
-		acts = append(acts, Action{"restart", "containerd.service"})
+		acts = append(acts, Action{"restart", containerdconf.Unit})
 		if n.SandboxImageUnit {
-			acts = append(acts, Action{"restart", "sandbox-image.service"})
+			acts = append(acts, Action{"restart", containerdconf.SandboxImageUnit})
 		}
 		if n.SOCIPauseTar != "" {
 			acts = append(acts, Action{"ctr", strings.Join(SOCIImportArgs(n.SOCIPauseTar, n.ContainerdMajor), " ")})
 		}
 	}
-	logind := changed[nodesys.LogindDropIn]
-	if logind {
-		acts = append(acts, Action{"signal", "systemd-logind.service"})
+	if units[nodesys.LogindUnit] {
+		acts = append(acts, Action{"signal", nodesys.LogindUnit})
 	}
-	acts = append(acts, Action{"enable", "kubelet.service"})
-	kubelet := containerd
-	for _, p := range []string{pathCA, pathKubeconfig, pathBootstrapKubeconfig, pathKubeletConfig, pathKubeletUnit, pathArgsDropIn, pathExtraArgsDropIn, pathSandboxUnit, pathCredentialConfig, nodesys.KubeletEnvironmentPath} {
-		kubelet = kubelet || changed[p]
-	}
-	if kubelet {
-		acts = append(acts, Action{"restart", "kubelet.service"})
+	acts = append(acts, Action{"enable", kubeletconf.Unit})
+	if containerd || units[kubeletconf.Unit] {
+		acts = append(acts, Action{"restart", kubeletconf.Unit})
 	} else {
-		acts = append(acts, Action{"start", "kubelet.service"})
+		acts = append(acts, Action{"start", kubeletconf.Unit})
 	}
 	return acts
 }

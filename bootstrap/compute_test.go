@@ -3,8 +3,14 @@ package bootstrap
 import (
 	"net/netip"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/eksboot/eksboot/containerdconf"
+	"github.com/eksboot/eksboot/kubeletconf"
+	"github.com/eksboot/eksboot/nodefile"
 	"github.com/eksboot/eksboot/nodesys"
 	"github.com/eksboot/eksboot/rootfs"
 )
@@ -68,8 +74,61 @@ func TestPauseImage(t *testing.T) {
 	}
 }
 
-func TestActions(t *testing.T) {
+// everyFile is a node that owns every file the renderers can return: a local
+// cluster with extra args, FastImagePull, a base runtime spec, the AMI's
+// sandbox-image.service, every spec.instance.environment key, a resolved drop-in,
+// /etc/hosts, the BPF mount, graceful shutdown, and eksboot's cluster cache. The
+// files that only a smaller node removes (the extra args drop-in, ...) are added
+// as removals from a node without them.
+func everyFile(t *testing.T) *Node {
+	t.Helper()
+	row, _ := kubeletconf.Kubelet(kubeletconf.Version{Major: 1, Minor: 32, Patch: 9})
+	cfg, err := kubeletconf.Build(kubeletconf.Input{ClusterDNS: []string{"10.100.0.10"}, MaxPods: 29, CPUs: 2, ProviderID: "aws:///us-west-2a/i-1", KubeletVersion: kubeletconf.Version{Major: 1, Minor: 32, Patch: 9}, ShutdownGracePeriod: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kn := kubeletconf.Node{
+		CA: []byte("ca"), Kubeconfig: kubeletconf.Kubeconfig{Server: "https://example.com", ClusterName: "c", Region: "us-west-2"},
+		ClientCert: PathKubeletClientCert, BootstrapClusterName: "id", Config: cfg, Args: "--v=2", ExtraArgs: "--max-pods=3", CredentialProvider: &row,
+	}
+	cn := containerdconf.Node{
+		Config:          containerdconf.ContainerdInput{Major: 2, Minor: 2, SandboxImage: "localhost/kubernetes/pause:latest", SOCI: true},
+		BaseRuntimeSpec: true, SandboxImageUnit: []byte("[Unit]\n"),
+	}
+	env, err := nodesys.InstanceEnvironment(map[string]map[string]string{"default": {"A": "1"}, "kubelet": {"B": "2"}, "containerd": {"C": "3"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sn := nodesys.Node{Environment: env, Resolved: []byte("[Resolve]\n"), Hosts: []byte("127.0.0.1 localhost\n"), BPFMount: true, ShutdownDelay: time.Minute}
 	n := &Node{}
+	render := func(kn kubeletconf.Node, cn containerdconf.Node, sn nodesys.Node) {
+		k, err := kubeletconf.Files(kn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := containerdconf.Files(cn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := nodesys.Files(sn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range slices.Concat(k, c, s) {
+			if !slices.ContainsFunc(n.Owned, func(o nodefile.File) bool { return o.Path == f.Path }) {
+				n.Owned = append(n.Owned, f)
+			}
+		}
+	}
+	render(kn, cn, sn)
+	kn.ExtraArgs, kn.ClientCert, cn.Config.SOCI, sn.ShutdownDelay = "", "", false, 0
+	render(kn, cn, sn)
+	n.Owned = append(n.Owned, nodefile.File{Path: pathClusterCacheDir + "/c.json", Data: []byte("{}"), Mode: 0o600, Secret: true})
+	return n
+}
+
+func TestActions(t *testing.T) {
+	n := everyFile(t)
 	ch := func(paths ...string) []rootfs.Change {
 		var cs []rootfs.Change
 		for _, p := range paths {
@@ -77,6 +136,8 @@ func TestActions(t *testing.T) {
 		}
 		return cs
 	}
+	withSandbox := *n
+	withSandbox.SandboxImageUnit = true
 	tests := []struct {
 		name    string
 		node    *Node
@@ -84,16 +145,16 @@ func TestActions(t *testing.T) {
 		want    []string
 	}{
 		{"nothing changed: start is a no-op when running", n, nil, []string{"enable kubelet.service", "start kubelet.service"}},
-		{"extra args changed", n, ch(pathExtraArgsDropIn), []string{"daemon-reload", "enable kubelet.service", "restart kubelet.service"}},
-		{"kubelet config changed", n, ch(pathKubeletConfig), []string{"enable kubelet.service", "restart kubelet.service"}},
-		{"containerd changed", &Node{SandboxImageUnit: true}, ch(pathContainerdConfig), []string{
+		{"extra args changed", n, ch(kubeletconf.ExtraArgsDropInPath), []string{"daemon-reload", "enable kubelet.service", "restart kubelet.service"}},
+		{"kubelet config changed", n, ch(kubeletconf.ConfigPath), []string{"enable kubelet.service", "restart kubelet.service"}},
+		{"containerd changed", &withSandbox, ch(containerdconf.ConfigPath), []string{
 			"enable containerd.service", "enable sandbox-image.service", "restart containerd.service", "restart sandbox-image.service",
 			"enable kubelet.service", "restart kubelet.service",
 		}},
-		{"logind drop-in changed: no daemon-reload, logind re-reads on SIGHUP", n, ch(nodesys.LogindDropIn, pathKubeletConfig), []string{
+		{"logind drop-in changed: no daemon-reload, logind re-reads on SIGHUP", n, ch(nodesys.LogindDropIn, kubeletconf.ConfigPath), []string{
 			"signal systemd-logind.service", "enable kubelet.service", "restart kubelet.service",
 		}},
-		{"first boot", &Node{BPFUnit: true}, ch(pathCA, pathKubeconfig, pathKubeletConfig, pathContainerdConfig, pathKubeletUnit, pathArgsDropIn, pathBPFUnit), []string{
+		{"first boot", n, ch(kubeletconf.DefaultCAFile, kubeletconf.KubeconfigPath, kubeletconf.ConfigPath, containerdconf.ConfigPath, kubeletconf.UnitPath, kubeletconf.ArgsDropInPath, nodesys.BPFMountPath), []string{
 			"daemon-reload", "enable sys-fs-bpf.mount", "start sys-fs-bpf.mount", "enable containerd.service", "restart containerd.service",
 			"enable kubelet.service", "restart kubelet.service",
 		}},
@@ -108,5 +169,35 @@ func TestActions(t *testing.T) {
 				t.Errorf("Actions =\n%q\nwant\n%q", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestEveryChangedFileActsOnItsUnits fails when a file can change with no unit
+// restarted: for each file the renderers return, a change to it alone must restart,
+// start or signal each unit it names (enabling is not enough), a daemon-reload must
+// come first when systemd reads it, and only the files no unit reads again may name
+// none.
+func TestEveryChangedFileActsOnItsUnits(t *testing.T) {
+	unitless := map[string]bool{nodesys.HostsPath: true} // read at each lookup
+	n := everyFile(t)
+	if len(n.Owned) < 20 {
+		t.Fatalf("only %d files", len(n.Owned))
+	}
+	for _, f := range n.Owned {
+		acts := Actions(n, []rootfs.Change{{Path: f.Path}})
+		if len(f.Units) == 0 && !unitless[f.Path] && !strings.HasPrefix(f.Path, pathClusterCacheDir+"/") {
+			t.Errorf("%s names no unit", f.Path)
+		}
+		for _, u := range f.Units {
+			if !slices.ContainsFunc(acts, func(a Action) bool { return a.Unit == u && a.Verb != "enable" }) {
+				t.Errorf("%s changed: %v do not restart, start or signal %s", f.Path, acts, u)
+			}
+		}
+		if reloads := len(acts) > 0 && acts[0].Verb == "daemon-reload"; reloads != f.Reload {
+			t.Errorf("%s changed: daemon-reload first %v, want %v (%v)", f.Path, reloads, f.Reload, acts)
+		}
+		if f.Reload != (strings.HasPrefix(f.Path, "/etc/systemd/system/") || f.Path == nodesys.ManagerEnvironmentPath) {
+			t.Errorf("%s: Reload %v, but systemd reads the files of /etc/systemd/system and the manager's configuration", f.Path, f.Reload)
+		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/eksboot/eksboot/eksapi"
+	"github.com/eksboot/eksboot/kubeletconf"
 	"github.com/eksboot/eksboot/rootfs"
 )
 
@@ -152,7 +153,7 @@ func configured(c *Config, f *Facts, endpoint string) error {
 		return err
 	}
 	for _, file := range n.Files {
-		if file.Path == pathKubeconfig && !strings.Contains(string(file.Data), "server: "+endpoint) {
+		if file.Path == kubeletconf.KubeconfigPath && !strings.Contains(string(file.Data), "server: "+endpoint) {
 			return fmt.Errorf("kubeconfig without the endpoint: %s", file.Data)
 		}
 	}

@@ -19,29 +19,20 @@ import (
 	"github.com/eksboot/eksboot/ec2api"
 	"github.com/eksboot/eksboot/imds"
 	"github.com/eksboot/eksboot/kubeletconf"
+	"github.com/eksboot/eksboot/nodesys"
 	"github.com/eksboot/eksboot/rootfs"
 )
 
-// Node paths eksboot reads or writes.
+// Node paths eksboot reads (the files it writes are the renderers': kubeletconf,
+// containerdconf, nodesys).
 const (
-	pathCA                = "/etc/kubernetes/pki/ca.crt"
-	pathKubeconfig        = "/var/lib/kubelet/kubeconfig"
-	pathKubeletConfig     = "/etc/kubernetes/kubelet/kubelet-config.json"
-	pathKubeletUnit       = "/etc/systemd/system/kubelet.service"
-	pathArgsDropIn        = kubeletconf.KubeletDropInDir + "/" + kubeletconf.KubeletArgsDropIn
-	pathExtraArgsDropIn   = kubeletconf.KubeletDropInDir + "/" + kubeletconf.KubeletExtraArgsDropIn
-	pathContainerdConfig  = "/etc/containerd/config.toml"
 	pathContainerdAMI     = "/etc/eks/containerd/containerd-config.toml"
 	pathSandboxUnitAMI    = "/etc/eks/containerd/sandbox-image.service"
-	pathSandboxUnit       = "/etc/systemd/system/sandbox-image.service"
-	pathBPFUnit           = "/etc/systemd/system/sys-fs-bpf.mount"
 	pathKubeletVersionTxt = "/etc/eks/kubelet-version.txt"
 	pathContainerdVersion = "/etc/eks/containerd-version.txt"
 	pathOSRelease         = "/etc/os-release"
-	pathBaseRuntimeSpec   = "/etc/containerd/base-runtime-spec.json"
 	pathNvidiaRuntime     = "/usr/bin/nvidia-container-runtime"
 	pathPCIDevices        = "/sys/bus/pci/devices"
-	pathCredentialConfig  = kubeletconf.CredentialProviderConfig
 	pathFIPS              = "/proc/sys/crypto/fips_enabled"
 	pathMounts            = "/proc/mounts"
 )
@@ -249,7 +240,7 @@ func readNodeFiles(c *Config, env *Env, f *Facts) error {
 	if err != nil {
 		return err
 	}
-	unit, err := optional(env.Files.ReadFile(pathBPFUnit))
+	unit, err := optional(env.Files.ReadFile(nodesys.BPFMountPath))
 	if err != nil {
 		return err
 	}
@@ -340,7 +331,7 @@ func readImage(ctx context.Context, c *Config, env *Env, f *Facts) error {
 		f.ContainerdMajor, f.ContainerdMinor, f.ContainerdSource = v.Major, v.Minor, from+" ("+v.String()+")"
 	}
 
-	if _, err := env.Files.Stat(pathCredentialConfig); err == nil {
+	if _, err := env.Files.Stat(kubeletconf.CredentialProviderConfig); err == nil {
 		f.CredentialConfigOnImage = true
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return err

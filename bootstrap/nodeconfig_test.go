@@ -2,6 +2,7 @@ package bootstrap
 
 import (
 	"encoding/base64"
+	"fmt"
 	"net/netip"
 	"reflect"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/eksboot/eksboot/kubeletconf"
 	"github.com/eksboot/eksboot/maxpods"
 	"github.com/eksboot/eksboot/nodeconfig"
+	"github.com/eksboot/eksboot/nodefile"
 	"github.com/eksboot/eksboot/rootfs"
 )
 
@@ -122,16 +124,29 @@ func TestFromNodeConfigChecksTheContainerdTOML(t *testing.T) {
 // TestComputeRefusesAFileTheNextBootCannotRead: a file over rootfs.DefaultReadLimit
 // is an error naming the field it is made of and the file.
 func TestComputeRefusesAFileTheNextBootCannotRead(t *testing.T) {
-	files := []rootfs.File{
-		{Path: pathKubeletConfig, Data: make([]byte, rootfs.DefaultReadLimit)},
-		{Path: pathBaseRuntimeSpec, Data: make([]byte, rootfs.DefaultReadLimit+1)},
+	// The renderer names the input of each file; the spec's annotation is the
+	// excess, the rest of the spec about 1.5 KiB.
+	big := func(n int) []nodefile.File {
+		files, err := containerdconf.Files(containerdconf.Node{
+			Config:                 containerdconf.ContainerdInput{Major: 1},
+			BaseRuntimeSpec:        true,
+			BaseRuntimeSpecOverlay: map[string]any{"annotations": map[string]any{"x": strings.Repeat("a", n)}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return files
 	}
+	files := big(rootfs.DefaultReadLimit)
 	err := checkFileSizes(files)
-	want := "spec.containerd.baseRuntimeSpec: /etc/containerd/base-runtime-spec.json would be 4194305 bytes, more than the 4194304 eksboot reads back at the next boot"
+	want := fmt.Sprintf("spec.containerd.baseRuntimeSpec: /etc/containerd/base-runtime-spec.json would be %d bytes, more than the 4194304 eksboot reads back at the next boot", len(files[1].Data))
 	if err == nil || err.Error() != want {
 		t.Errorf("error %v\nwant  %s", err, want)
 	}
-	if err := checkFileSizes(files[:1]); err != nil {
+	if err := checkFileSizes(big(rootfs.DefaultReadLimit / 2)); err != nil {
+		t.Errorf("a file under the limit: %v", err)
+	}
+	if err := checkFileSizes([]nodefile.File{{Path: kubeletconf.ConfigPath, Data: make([]byte, rootfs.DefaultReadLimit)}}); err != nil {
 		t.Errorf("a file of exactly the limit: %v", err)
 	}
 }

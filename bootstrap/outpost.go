@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/eksboot/eksboot/nodesys"
 )
 
 // Local clusters on AWS Outposts (LocalOutpost). Both peers do the same three things,
@@ -32,8 +34,6 @@ import (
 
 // Node paths of a local cluster.
 const (
-	pathHosts               = "/etc/hosts"
-	pathBootstrapKubeconfig = "/var/lib/kubelet/bootstrap-kubeconfig"
 	// PathKubeletClientCert is the kubelet's client certificate and key, written by
 	// the kubelet at its TLS bootstrap and renewed by it (a symbolic link to the
 	// current pair).
@@ -81,7 +81,7 @@ func resolveAPIServer(ctx context.Context, endpoint string, env *Env) (*APIServe
 		return nil, fmt.Errorf("local cluster: API server endpoint: %w", err)
 	}
 	h := &APIServerHosts{Host: u.Hostname()}
-	if h.Hosts, err = optional(env.Files.ReadFile(pathHosts)); err != nil {
+	if h.Hosts, err = optional(env.Files.ReadFile(nodesys.HostsPath)); err != nil {
 		return nil, err
 	}
 	if _, err := netip.ParseAddr(h.Host); err == nil {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/eksboot/eksboot/internal/goldencase"
+	"github.com/eksboot/eksboot/kubeletconf"
 )
 
 const (
@@ -60,7 +61,7 @@ func TestDiscoveryFindsALocalCluster(t *testing.T) {
 	if b := read("/var/lib/kubelet/kubeconfig"); !strings.Contains(b, "client-certificate: "+PathKubeletClientCert+"\n") || strings.Contains(b, "exec:") {
 		t.Errorf("kubeconfig is not the client-certificate kubeconfig:\n%s", b)
 	}
-	if b := read(pathArgsDropIn); !strings.Contains(b, " --bootstrap-kubeconfig="+pathBootstrapKubeconfig) {
+	if b := read(kubeletconf.ArgsDropInPath); !strings.Contains(b, " --bootstrap-kubeconfig="+kubeletconf.BootstrapKubeconfigPath) {
 		t.Errorf("kubelet args lack --bootstrap-kubeconfig:\n%s", b)
 	}
 	hosts := read("/etc/hosts")

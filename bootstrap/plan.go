@@ -4,17 +4,22 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 
-	"github.com/eksboot/eksboot/assets"
 	"github.com/eksboot/eksboot/containerdconf"
 	"github.com/eksboot/eksboot/kubeletconf"
+	"github.com/eksboot/eksboot/nodefile"
 	"github.com/eksboot/eksboot/nodesys"
 	"github.com/eksboot/eksboot/rootfs"
 )
 
 // Node is the computed state of the node: every file eksboot owns, with its content.
 type Node struct {
+	// Owned are the files the renderers returned (kubeletconf's, containerdconf's,
+	// nodesys's, then eksboot's own cluster cache), each with the units that read
+	// it; Actions restarts from them. Files and Remove are their write plan.
+	Owned      []nodefile.File
 	Files      []rootfs.File
 	Remove     []string // files that must not exist
 	Dirs       []string // directories that must exist
@@ -29,9 +34,8 @@ type Node struct {
 	// containerd's restart ("": none; soci.go), with the ctr of ContainerdMajor.
 	SOCIPauseTar    string
 	ContainerdMajor int
-	// BPFUnit is set when eksboot installs sys-fs-bpf.mount; SandboxImageUnit when it
-	// installs the AMI's sandbox-image.service.
-	BPFUnit          bool
+	// SandboxImageUnit is set when eksboot installs the AMI's sandbox-image.service,
+	// which restarts after containerd.
 	SandboxImageUnit bool
 	// Profile is the image profile the node was computed for.
 	Profile string
@@ -54,149 +58,103 @@ func Compute(c *Config, f *Facts) (*Node, error) {
 	if p.SandboxImage != "" && !c.PauseImageGiven {
 		n.PauseImage = p.SandboxImage
 	}
-	cfg, kubeletJSON, err := buildKubeletConfig(c, f, n)
+	cfg, err := buildKubeletConfig(c, f, n)
 	if err != nil {
 		return nil, err
 	}
-	// The token names the cluster; a local cluster on AWS Outposts by its ID, in the
-	// bootstrap kubeconfig of the kubelet's TLS bootstrap (outpost.go).
-	tokenKubeconfig := kubeletconf.Kubeconfig{
-		Server:      cl.Endpoint,
-		ClusterName: c.ClusterName,
-		Region:      f.Instance.Region,
-		CAFile:      pathCA,
-		Auth:        p.KubeconfigAuth,
-	}
-	kubeconfig := tokenKubeconfig.Render()
-	var bootstrapKubeconfig []byte
-	if cl.LocalOutpost {
-		tokenKubeconfig.ClusterName = cl.ID
-		bootstrapKubeconfig = tokenKubeconfig.Render()
-		kubeconfig = kubeletconf.ClientCertKubeconfig(cl.Endpoint, pathCA, PathKubeletClientCert)
-	}
-
 	n.KubeletArgs = strings.Join(kubeletArgs(c, n, f), " ")
-	argsDropIn, err := kubeletconf.EnvDropIn(kubeletconf.KubeletArgsVar, n.KubeletArgs)
+
+	// Each component's renderer returns its files with the units that read them.
+	kn := kubeletconf.Node{
+		CA: cl.CA,
+		// The token names the cluster; a local cluster on AWS Outposts by its ID, in
+		// the bootstrap kubeconfig of the kubelet's TLS bootstrap (outpost.go).
+		Kubeconfig: kubeletconf.Kubeconfig{
+			Server:      cl.Endpoint,
+			ClusterName: c.ClusterName,
+			Region:      f.Instance.Region,
+			Auth:        p.KubeconfigAuth,
+		},
+		Config:    cfg,
+		Args:      n.KubeletArgs,
+		ExtraArgs: c.KubeletExtraArgs,
+	}
+	if cl.LocalOutpost {
+		kn.ClientCert, kn.BootstrapClusterName = PathKubeletClientCert, cl.ID
+	}
+	if p.OwnsCredentialProviderConfig || !f.CredentialConfigOnImage {
+		kn.CredentialProvider = &row
+	}
+	kubelet, err := kubeletconf.Files(kn)
 	if err != nil {
 		return nil, err
 	}
-
-	containerd, baseSpec, err := containerdConfig(c, f, n)
+	containerd, err := containerdconf.Files(containerdNode(c, f, n))
 	if err != nil {
 		return nil, err
-	}
-
-	n.Files = []rootfs.File{
-		{Path: pathCA, Data: cl.CA, Mode: 0o644, Secret: true},
-		{Path: pathKubeconfig, Data: kubeconfig, Mode: 0o644},
-		{Path: pathKubeletConfig, Data: kubeletJSON, Mode: 0o644},
-		{Path: pathContainerdConfig, Data: containerd, Mode: 0o644},
-		{Path: pathKubeletUnit, Data: assets.KubeletService, Mode: 0o644},
-		{Path: pathArgsDropIn, Data: argsDropIn, Mode: 0o644},
 	}
 	environment, err := nodesys.InstanceEnvironment(c.Environment)
 	if err != nil {
 		return nil, err
 	}
-	for _, e := range environment {
-		if e.Data != nil {
-			n.Files = append(n.Files, rootfs.File{Path: e.Path, Data: e.Data, Mode: 0o644})
-		}
-	}
-	if bootstrapKubeconfig != nil {
-		n.Files = append(n.Files, rootfs.File{Path: pathBootstrapKubeconfig, Data: bootstrapKubeconfig, Mode: 0o644})
-	} else {
-		n.Remove = append(n.Remove, pathBootstrapKubeconfig)
-	}
-	if hosts, ok := f.APIServerHosts.HostsFile(); ok {
-		n.Files = append(n.Files, rootfs.File{Path: pathHosts, Data: hosts, Mode: 0o644})
-	}
 	resolved, err := nodesys.ResolvedConfig(c.Nameservers, c.SearchDomains)
 	if err != nil {
 		return nil, err
 	}
-	if resolved != nil {
-		n.Files = append(n.Files, rootfs.File{Path: nodesys.ResolvedDropInPath, Data: resolved, Mode: 0o644})
+	hosts, _ := f.APIServerHosts.HostsFile()
+	system, err := nodesys.Files(nodesys.Node{
+		Environment: environment,
+		Resolved:    resolved,
+		Hosts:       hosts,
+		BPFMount:    f.Profile.WantsBPFMountUnit(c.MountBPFFS, f.BPFMounted),
+		// logind must let the kubelet hold the shutdown as long as its configuration
+		// says, spec.kubelet.config included.
+		ShutdownDelay: cfg.ShutdownGracePeriod.Duration,
+	})
+	if err != nil {
+		return nil, err
 	}
-	if baseSpec != nil {
-		n.Files = append(n.Files, rootfs.File{Path: pathBaseRuntimeSpec, Data: baseSpec, Mode: 0o644})
-	}
-	if p.OwnsCredentialProviderConfig || !f.CredentialConfigOnImage {
-		n.Files = append(n.Files, rootfs.File{Path: pathCredentialConfig, Data: kubeletconf.CredentialProviderConfigFor(row), Mode: 0o644})
-	}
+	n.Owned = slices.Concat(kubelet, containerd, system)
 	if f.ClusterCache != nil {
-		n.Files = append(n.Files, *f.ClusterCache)
-	}
-	if c.KubeletExtraArgs != "" {
-		extra, err := kubeletconf.EnvDropIn(kubeletconf.KubeletExtraArgsVar, c.KubeletExtraArgs)
-		if err != nil {
-			return nil, fmt.Errorf("--kubelet-extra-args: %w", err)
-		}
-		n.Files = append(n.Files, rootfs.File{Path: pathExtraArgsDropIn, Data: extra, Mode: 0o644})
-	} else {
-		n.Remove = append(n.Remove, pathExtraArgsDropIn)
+		cc := f.ClusterCache // eksboot's own: no unit reads it
+		n.Owned = append(n.Owned, nodefile.File{Path: cc.Path, Data: cc.Data, Mode: cc.Mode, Secret: cc.Secret})
 	}
 	if f.SOCI {
-		dropIn, err := containerdconf.FastImagePullContainerdDropIn()
-		if err != nil {
-			return nil, err
-		}
-		n.Files = append(n.Files,
-			rootfs.File{Path: containerdconf.SOCIConfigPath, Data: containerdconf.SOCIConfig(f.SOCIGzip), Mode: 0o644},
-			rootfs.File{Path: containerdconf.SOCIContainerdDropInPath, Data: dropIn, Mode: 0o644})
 		n.SOCIPauseTar = f.PauseTar
-	} else {
-		// The snapshotter's own file stays: the image may ship one.
-		n.Remove = append(n.Remove, containerdconf.SOCIContainerdDropInPath)
 	}
-	if f.SandboxImageUnit != nil {
-		n.SandboxImageUnit = true
-		n.Files = append(n.Files, rootfs.File{Path: pathSandboxUnit, Data: f.SandboxImageUnit, Mode: 0o644})
-	}
-	if f.Profile.WantsBPFMountUnit(c.MountBPFFS, f.BPFMounted) {
-		n.BPFUnit = true
-		n.Files = append(n.Files, rootfs.File{Path: pathBPFUnit, Data: assets.SysFsBPFMount, Mode: 0o644})
-	}
-	// logind must let the kubelet hold the shutdown as long as its configuration says,
-	// spec.kubelet.config included.
-	if shutdown := cfg.ShutdownGracePeriod.Duration; shutdown > 0 {
-		logind, err := nodesys.LogindConfig(shutdown)
-		if err != nil {
-			return nil, err
-		}
-		n.Files = append(n.Files, rootfs.File{Path: nodesys.LogindDropIn, Data: logind, Mode: 0o644})
-	} else {
-		n.Remove = append(n.Remove, nodesys.LogindDropIn)
-	}
+	n.SandboxImageUnit = f.SandboxImageUnit != nil
+	n.Files, n.Remove = writePlan(n.Owned)
 	n.Dirs = []string{"/etc/containerd/config.d", "/etc/cni/net.d"}
-	if err := checkFileSizes(n.Files); err != nil {
+	if err := checkFileSizes(n.Owned); err != nil {
 		return nil, err
 	}
 	return n, nil
 }
 
+// writePlan splits the renderers' files into the files to write and the paths to
+// remove, in order, for rootfs.Root.Plan.
+func writePlan(owned []nodefile.File) (files []rootfs.File, remove []string) {
+	for _, f := range owned {
+		if f.Remove {
+			remove = append(remove, f.Path)
+			continue
+		}
+		files = append(files, rootfs.File{Path: f.Path, Data: f.Data, Mode: f.Mode, Secret: f.Secret})
+	}
+	return files, remove
+}
+
 // checkFileSizes refuses a node whose files the next run could not read back: it
 // reads each file it owns, to compare, through rootfs.DefaultReadLimit, and would
 // fail every boot after this one. The error names the input the file is made of.
-func checkFileSizes(files []rootfs.File) error {
+func checkFileSizes(files []nodefile.File) error {
 	for _, f := range files {
 		if len(f.Data) <= rootfs.DefaultReadLimit {
 			continue
 		}
-		from := "its inputs"
-		switch f.Path {
-		case pathContainerdConfig:
-			from = "spec.containerd.config (with the containerd config template)"
-		case pathBaseRuntimeSpec:
-			from = "spec.containerd.baseRuntimeSpec"
-		case pathKubeletConfig:
-			from = "spec.kubelet.config"
-		case pathExtraArgsDropIn:
-			from = "--kubelet-extra-args (spec.kubelet.flags)"
-		case nodesys.ResolvedDropInPath:
-			from = "spec.instance.network"
-		case nodesys.ManagerEnvironmentPath, nodesys.KubeletEnvironmentPath, nodesys.ContainerdEnvironmentPath:
-			from = "spec.instance.environment"
+		from := f.From
+		if from == "" {
+			from = "its inputs"
 		}
 		return fmt.Errorf("%s: %s would be %d bytes, more than the %d eksboot reads back at the next boot", from, f.Path, len(f.Data), rootfs.DefaultReadLimit)
 	}
@@ -205,8 +163,8 @@ func checkFileSizes(files []rootfs.File) error {
 
 // buildKubeletConfig builds kubelet-config.json for Compute: the template with the
 // computed values (n's cluster DNS), the kubelet table's gates and shutdown defaults,
-// then spec.kubelet.config over it. It returns the configuration and its bytes.
-func buildKubeletConfig(c *Config, f *Facts, n *Node) (*kubeletconf.KubeletConfiguration, []byte, error) {
+// then spec.kubelet.config over it (kubeletconf.Files marshals it).
+func buildKubeletConfig(c *Config, f *Facts, n *Node) (*kubeletconf.KubeletConfiguration, error) {
 	p, row := f.Profile, f.Kubelet
 	gates := maps.Clone(row.FeatureGates)
 	if p.CredentialProvidersGate && row.CredentialProvidersGate {
@@ -231,53 +189,43 @@ func buildKubeletConfig(c *Config, f *Facts, n *Node) (*kubeletconf.KubeletConfi
 		ShutdownGracePeriodCriticalPods: critical,
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("kubelet config: %w", err)
+		return nil, fmt.Errorf("kubelet config: %w", err)
 	}
 	if f.SOCI {
 		cfg.ImageServiceEndpoint = containerdconf.SOCIImageServiceEndpoint
 	}
 	if cfg, err = kubeletconf.Overlay(cfg, c.KubeletConfigOverlay); err != nil {
-		return nil, nil, fmt.Errorf("spec.kubelet.config: %w", err)
+		return nil, fmt.Errorf("spec.kubelet.config: %w", err)
 	}
 	if total, critical := cfg.ShutdownGracePeriod.Duration, cfg.ShutdownGracePeriodCriticalPods.Duration; critical > total {
 		// The kubelet refuses such a configuration and exits.
-		return nil, nil, fmt.Errorf("spec.kubelet.config: shutdownGracePeriodCriticalPods %v is longer than shutdownGracePeriod %v (the kubelet refuses it): set both", critical, total)
+		return nil, fmt.Errorf("spec.kubelet.config: shutdownGracePeriodCriticalPods %v is longer than shutdownGracePeriod %v (the kubelet refuses it): set both", critical, total)
 	}
-	kubeletJSON, err := kubeletconf.Marshal(cfg)
-	if err != nil {
-		return nil, nil, fmt.Errorf("kubelet config: %w", err)
-	}
-	return cfg, kubeletJSON, nil
+	return cfg, nil
 }
 
-// containerdConfig renders containerd's config.toml for Compute (the image's
-// template or eksboot's, the pause image n has, the NodeConfig's TOML parts) and the
-// base runtime spec when the profile or the NodeConfig has one (nil otherwise).
-func containerdConfig(c *Config, f *Facts, n *Node) (containerd, baseSpec []byte, err error) {
-	p := f.Profile
-	cin := containerdconf.ContainerdInput{
-		Major:         f.ContainerdMajor,
-		Minor:         f.ContainerdMinor,
-		Template:      f.ContainerdTemplate,
-		TemplateName:  f.ContainerdTemplateSource,
-		SandboxImage:  n.PauseImage,
-		NvidiaRuntime: f.NvidiaRuntime,
-		RuncBinary:    f.RuncBinary,
-		Overlays:      c.ContainerdOverlays,
-		SOCI:          f.SOCI,
+// containerdNode is containerd's renderer input for Compute: the image's template
+// or eksboot's, the pause image n has, the NodeConfig's TOML parts, and the base
+// runtime spec when the profile or the NodeConfig has one.
+func containerdNode(c *Config, f *Facts, n *Node) containerdconf.Node {
+	return containerdconf.Node{
+		Config: containerdconf.ContainerdInput{
+			Major:         f.ContainerdMajor,
+			Minor:         f.ContainerdMinor,
+			Template:      f.ContainerdTemplate,
+			TemplateName:  f.ContainerdTemplateSource,
+			SandboxImage:  n.PauseImage,
+			NvidiaRuntime: f.NvidiaRuntime,
+			RuncBinary:    f.RuncBinary,
+			Overlays:      c.ContainerdOverlays,
+			SOCI:          f.SOCI,
+		},
+		// A NodeConfig that sets one gets it on any image.
+		BaseRuntimeSpec:        f.Profile.BaseRuntimeSpec || c.BaseRuntimeSpecOverlay != nil,
+		BaseRuntimeSpecOverlay: c.BaseRuntimeSpecOverlay,
+		SOCIGzip:               f.SOCIGzip,
+		SandboxImageUnit:       f.SandboxImageUnit,
 	}
-	if p.BaseRuntimeSpec || c.BaseRuntimeSpecOverlay != nil { // a NodeConfig that sets one gets it on any image
-		if baseSpec, err = containerdconf.BaseRuntimeSpec(c.BaseRuntimeSpecOverlay); err != nil {
-			return nil, nil, fmt.Errorf("spec.containerd.baseRuntimeSpec: %w", err)
-		}
-		cin.BaseRuntimeSpec = pathBaseRuntimeSpec
-	}
-	containerd, err = containerdconf.Containerd(cin)
-	if err != nil {
-		return nil, nil, err
-	}
-
-	return containerd, baseSpec, nil
 }
 
 // kubeletArgs are the kubelet flags of 10-kubelet-args.conf, by the image profile and
@@ -298,7 +246,7 @@ func kubeletArgs(c *Config, n *Node, f *Facts) []string {
 	}
 	if f.Cluster.LocalOutpost {
 		// With the unit's --kubeconfig, the client-certificate kubeconfig.
-		args = append(args, "--bootstrap-kubeconfig="+pathBootstrapKubeconfig)
+		args = append(args, "--bootstrap-kubeconfig="+kubeletconf.BootstrapKubeconfigPath)
 	}
 	if f.NvidiaGPU && f.KubeletVersion.AtLeast(1, 35) {
 		// As nodeadm: GPU nodes say so before the device plugin runs.

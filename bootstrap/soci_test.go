@@ -12,6 +12,7 @@ import (
 
 	"github.com/eksboot/eksboot/containerdconf"
 	"github.com/eksboot/eksboot/internal/goldencase"
+	"github.com/eksboot/eksboot/kubeletconf"
 	"github.com/eksboot/eksboot/rootfs"
 )
 
@@ -88,8 +89,8 @@ func TestFastImagePullThreshold(t *testing.T) {
 			} else if tc.warning == "" && warned {
 				t.Errorf("unexpected warning %q", f.Warnings)
 			}
-			containerd := string(file(n, pathContainerdConfig))
-			kubelet := string(file(n, pathKubeletConfig))
+			containerd := string(file(n, containerdconf.ConfigPath))
+			kubelet := string(file(n, kubeletconf.ConfigPath))
 			if !tc.want {
 				if strings.Contains(containerd, "soci") || strings.Contains(kubelet, "imageServiceEndpoint") || file(n, containerdconf.SOCIConfigPath) != nil {
 					t.Errorf("the default snapshotter's node has SOCI settings:\n%s", containerd)

@@ -25,6 +25,7 @@ import (
 	"github.com/eksboot/eksboot/ec2api"
 	"github.com/eksboot/eksboot/imds"
 	"github.com/eksboot/eksboot/internal/goldencase"
+	"github.com/eksboot/eksboot/kubeletconf"
 	"github.com/eksboot/eksboot/maxpods"
 	"github.com/eksboot/eksboot/rootfs"
 )
@@ -214,7 +215,7 @@ func TestBootStorm(t *testing.T) {
 // stormNodeMaxPods reads the maxPods that node i's kubelet-config.json sets.
 func stormNodeMaxPods(t *testing.T, base string, i int) int {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(base, fmt.Sprintf("node-%04d", i), pathKubeletConfig))
+	b, err := os.ReadFile(filepath.Join(base, fmt.Sprintf("node-%04d", i), kubeletconf.ConfigPath))
 	must(t, err)
 	var k struct {
 		MaxPods int `json:"maxPods"`
