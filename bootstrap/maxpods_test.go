@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/eksboot/eksboot/ec2api"
+	"github.com/eksboot/eksboot/ec2api/ec2test"
 	"github.com/eksboot/eksboot/internal/goldencase"
 	"github.com/eksboot/eksboot/maxpods"
 )
@@ -240,7 +241,9 @@ func TestUnknownTypeEC2RetriesAreBounded(t *testing.T) {
 	fakes, err := c.Start()
 	must(t, err)
 	t.Cleanup(fakes.Close)
-	fakes.EC2.SetError("DescribeInstanceTypes", 503, "Unavailable", "The service is unavailable.")
+	fakes.EC2.Update(func(a *ec2test.Answers) {
+		a.Errors["DescribeInstanceTypes"] = ec2test.Error{Status: 503, Code: "Unavailable", Message: "The service is unavailable."}
+	})
 	dir, err := runCaseWith(t, c, zap.NewNop(), func(*Env) { t.Setenv("AWS_ENDPOINT_URL_EC2", fakes.EC2.URL()) })
 	must(t, err)
 	if got := fakes.EC2.Calls("DescribeInstanceTypes"); got != ec2api.MaxAttempts {

@@ -23,6 +23,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/eksboot/eksboot/ec2api"
+	"github.com/eksboot/eksboot/ec2api/ec2test"
 	"github.com/eksboot/eksboot/imds"
 	"github.com/eksboot/eksboot/internal/goldencase"
 	"github.com/eksboot/eksboot/kubeletconf"
@@ -88,10 +89,16 @@ func TestBootStorm(t *testing.T) {
 	}
 	fakes := c.StartFor(t)
 	unsetAWSExtras(t)
-	fakes.EC2.AddInstanceType(stormType, maxpods.TypeInfo{Hypervisor: "nitro", VCPUs: 2, ENIs: 3, IPv4PerENI: 10})
-	fakes.EC2.SetRateLimit("DescribeInstanceTypes", rate, time.Second)
+	fakes.EC2.Update(func(a *ec2test.Answers) {
+		a.Types[stormType] = maxpods.TypeInfo{Hypervisor: "nitro", VCPUs: 2, ENIs: 3, IPv4PerENI: 10}
+	})
+	fakes.EC2.Update(func(a *ec2test.Answers) {
+		a.RateLimits["DescribeInstanceTypes"] = ec2test.RateLimit{N: rate, Interval: time.Second}
+	})
 	if customDomain {
-		fakes.EC2.SetRateLimit("DescribeInstances", rate, time.Second)
+		fakes.EC2.Update(func(a *ec2test.Answers) {
+			a.RateLimits["DescribeInstances"] = ec2test.RateLimit{N: rate, Interval: time.Second}
+		})
 	}
 
 	// Every node of a fleet has an IMDS of its own; here one fake serves them all,
@@ -203,12 +210,14 @@ func TestBootStorm(t *testing.T) {
 	if customDomain {
 		domain = "a custom DHCP domain (DescribeInstances limited too)"
 	}
+	var throttled int
+	fakes.EC2.Update(func(a *ec2test.Answers) { throttled = a.Throttled["DescribeInstanceTypes"] })
 	t.Logf("storm: %d nodes at once, %s, DescribeInstanceTypes limited to %d/s, %s backoff after throttling:\n"+
 		"  configured %d/%d; EC2's max pods on %d, fallback %d on %d\n"+
 		"  DescribeInstanceTypes requests %d (%.2f per node, at most %d), throttled %d; DescribeInstances %d\n"+
 		"  time to configured: p50 %v, p99 %v, max %v; all done in %v",
 		nodes, domain, rate, backoff, configured, nodes, configured-fellBack, maxpods.Default, fellBack,
-		typeCalls, float64(typeCalls)/float64(nodes), most, fakes.EC2.Throttled("DescribeInstanceTypes"), instCalls,
+		typeCalls, float64(typeCalls)/float64(nodes), most, throttled, instCalls,
 		p(0.5), p(0.99), p(1), wall.Round(time.Millisecond))
 }
 

@@ -129,7 +129,9 @@ func TestMaxPodsUnknownType(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ec2.Close()
-	ec2.AddInstanceType("zz9.8xlarge", maxpods.TypeInfo{Hypervisor: "nitro", VCPUs: 32, ENIs: 8, IPv4PerENI: 30})
+	ec2.Update(func(a *ec2test.Answers) {
+		a.Types["zz9.8xlarge"] = maxpods.TypeInfo{Hypervisor: "nitro", VCPUs: 32, ENIs: 8, IPv4PerENI: 30}
+	})
 	for k, v := range map[string]string{
 		"AWS_ENDPOINT_URL_EC2": ec2.URL(), "AWS_REGION": "us-west-2", "AWS_ACCESS_KEY_ID": "AKIDFAKE",
 		"AWS_SECRET_ACCESS_KEY": "fake", "AWS_EC2_METADATA_DISABLED": "true", "AWS_CONFIG_FILE": os.DevNull, "AWS_SHARED_CREDENTIALS_FILE": os.DevNull,

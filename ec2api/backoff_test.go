@@ -8,6 +8,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/smithy-go"
+
+	"github.com/eksboot/eksboot/ec2api/ec2test"
 )
 
 // TestThrottleDelay checks the spans of the waits after throttling (values, not
@@ -58,7 +60,9 @@ func TestThrottledCallAttempts(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := New(cfg, WithThrottleBackoff(time.Millisecond))
-	srv.SetRateLimit("DescribeInstanceTypes", 1, time.Hour)
+	srv.Update(func(a *ec2test.Answers) {
+		a.RateLimits["DescribeInstanceTypes"] = ec2test.RateLimit{N: 1, Interval: time.Hour}
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if _, err := c.InstanceTypeInfo(ctx, "m5.large"); err != nil {
@@ -72,7 +76,9 @@ func TestThrottledCallAttempts(t *testing.T) {
 	if got := srv.Calls("DescribeInstanceTypes"); got != 1+MaxAttempts {
 		t.Errorf("DescribeInstanceTypes asked %d times, want %d", got, 1+MaxAttempts)
 	}
-	if got := srv.Throttled("DescribeInstanceTypes"); got != MaxAttempts {
+	var got int
+	srv.Update(func(a *ec2test.Answers) { got = a.Throttled["DescribeInstanceTypes"] })
+	if got != MaxAttempts {
 		t.Errorf("throttled %d times, want %d", got, MaxAttempts)
 	}
 }

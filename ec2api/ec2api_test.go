@@ -51,9 +51,13 @@ func newFake(t *testing.T) (*ec2test.Server, *Client) {
 	})
 	srv.AddInstance("i-0123456789abcdef0", "ip-10-0-1-23.us-west-2.compute.internal")
 	srv.AddInstance("i-0000000000000dead", "")
-	srv.AddInstanceType("m5.large", maxpods.TypeInfo{Hypervisor: "nitro", VCPUs: 2, ENIs: 3, IPv4PerENI: 10})
-	srv.AddInstanceType("m5.8xlarge", maxpods.TypeInfo{Hypervisor: "nitro", VCPUs: 32, ENIs: 8, IPv4PerENI: 30})
-	srv.AddInstanceType("c5.metal", maxpods.TypeInfo{VCPUs: 96, ENIs: 15, IPv4PerENI: 50})
+	srv.Update(func(a *ec2test.Answers) {
+		a.Types["m5.large"] = maxpods.TypeInfo{Hypervisor: "nitro", VCPUs: 2, ENIs: 3, IPv4PerENI: 10}
+	})
+	srv.Update(func(a *ec2test.Answers) {
+		a.Types["m5.8xlarge"] = maxpods.TypeInfo{Hypervisor: "nitro", VCPUs: 32, ENIs: 8, IPv4PerENI: 30}
+	})
+	srv.Update(func(a *ec2test.Answers) { a.Types["c5.metal"] = maxpods.TypeInfo{VCPUs: 96, ENIs: 15, IPv4PerENI: 50} })
 	hermeticEnv(t, srv.URL())
 	cfg, err := LoadConfig("us-west-2", "")
 	if err != nil {
@@ -85,7 +89,9 @@ func TestPrivateDNSName(t *testing.T) {
 		{
 			name: "unauthorized", id: "i-0123456789abcdef0", wantCode: "UnauthorizedOperation",
 			setErr: func(s *ec2test.Server) {
-				s.SetError("DescribeInstances", 403, "UnauthorizedOperation", "You are not authorized to perform this operation.")
+				s.Update(func(a *ec2test.Answers) {
+					a.Errors["DescribeInstances"] = ec2test.Error{Status: 403, Code: "UnauthorizedOperation", Message: "You are not authorized to perform this operation."}
+				})
 			},
 			wantErr: "describe instance i-0123456789abcdef0: ", calls: 1,
 		},
@@ -146,7 +152,9 @@ func TestInstanceTypeInfo(t *testing.T) {
 		{
 			name: "unauthorized", typ: "m5.large", wantCode: "UnauthorizedOperation",
 			setErr: func(s *ec2test.Server) {
-				s.SetError("DescribeInstanceTypes", 403, "UnauthorizedOperation", "You are not authorized to perform this operation.")
+				s.Update(func(a *ec2test.Answers) {
+					a.Errors["DescribeInstanceTypes"] = ec2test.Error{Status: 403, Code: "UnauthorizedOperation", Message: "You are not authorized to perform this operation."}
+				})
 			},
 			wantErr: "describe instance type m5.large: ",
 		},

@@ -32,15 +32,15 @@ func (s *Server) answer(method, path, action string, form url.Values) (int, []by
 	defer s.mu.Unlock()
 	s.calls[action]++
 	over, limitErr := s.limited(action, time.Now())
-	switch e, failing := s.errs[action]; {
+	switch e, failing := s.answers.Errors[action]; {
 	case method != http.MethodPost:
 		return s.errorXML(http.StatusMethodNotAllowed, "InvalidAction", "method "+method+" is not supported; use POST")
 	case path != "/":
 		return s.errorXML(http.StatusNotFound, "InvalidAction", "no such path "+path)
 	case failing:
-		return s.errorXML(e.status, e.code, e.message)
+		return s.errorXML(e.Status, e.Code, e.Message)
 	case over:
-		return s.errorXML(limitErr.status, limitErr.code, limitErr.message)
+		return s.errorXML(limitErr.Status, limitErr.Code, limitErr.Message)
 	case action == "DescribeInstances":
 		return s.describeInstances(form)
 	case action == "DescribeInstanceTypes":
@@ -54,7 +54,7 @@ func (s *Server) describeInstances(form url.Values) (int, []byte) {
 	ids := indexed(form, "InstanceId")
 	var missing []string
 	for _, id := range ids {
-		if !slices.ContainsFunc(s.instances, func(in instance) bool { return in.id == id }) {
+		if !slices.ContainsFunc(s.answers.Instances, func(in Instance) bool { return in.ID == id }) {
 			missing = append(missing, id)
 		}
 	}
@@ -62,30 +62,30 @@ func (s *Server) describeInstances(form url.Values) (int, []byte) {
 		return s.errorXML(http.StatusBadRequest, "InvalidInstanceID.NotFound",
 			"The instance ID '"+strings.Join(missing, "', '")+"' does not exist")
 	}
-	insts := s.instances
+	insts := s.answers.Instances
 	if len(ids) > 0 {
-		insts = slices.DeleteFunc(slices.Clone(insts), func(in instance) bool { return !slices.Contains(ids, in.id) })
+		insts = slices.DeleteFunc(slices.Clone(insts), func(in Instance) bool { return !slices.Contains(ids, in.ID) })
 	}
 	for _, f := range filters(form) {
-		var field func(instance) string
+		var field func(Instance) string
 		switch f.name {
 		case "instance-id":
-			field = func(in instance) string { return in.id }
+			field = func(in Instance) string { return in.ID }
 		case "private-dns-name":
-			field = func(in instance) string { return in.privateDNSName }
+			field = func(in Instance) string { return in.PrivateDNSName }
 		default:
 			return s.errorXML(http.StatusBadRequest, "InvalidParameterValue", "The filter '"+f.name+"' is invalid")
 		}
-		insts = slices.DeleteFunc(slices.Clone(insts), func(in instance) bool { return !slices.Contains(f.values, field(in)) })
+		insts = slices.DeleteFunc(slices.Clone(insts), func(in Instance) bool { return !slices.Contains(f.values, field(in)) })
 	}
 	resp := describeInstancesResponse{Xmlns: namespace, RequestID: s.requestID()}
 	if len(insts) > 0 {
 		res := reservationXML{ReservationID: "r-0123456789abcdef0", OwnerID: "111122223333"}
 		for _, in := range insts {
 			res.Instances = append(res.Instances, instanceXML{
-				InstanceID:     in.id,
+				InstanceID:     in.ID,
 				State:          stateXML{Code: 16, Name: "running"},
-				PrivateDNSName: in.privateDNSName,
+				PrivateDNSName: in.PrivateDNSName,
 			})
 		}
 		resp.Reservations.Items = []reservationXML{res}
@@ -97,7 +97,7 @@ func (s *Server) describeInstanceTypes(form url.Values) (int, []byte) {
 	names := indexed(form, "InstanceType")
 	var unknown []string
 	for _, n := range names {
-		if _, ok := s.types[n]; !ok {
+		if _, ok := s.answers.Types[n]; !ok {
 			unknown = append(unknown, n)
 		}
 	}
@@ -106,7 +106,7 @@ func (s *Server) describeInstanceTypes(form url.Values) (int, []byte) {
 			"The following supplied instance types do not exist: ["+strings.Join(unknown, ", ")+"]")
 	}
 	if len(names) == 0 {
-		for n := range s.types {
+		for n := range s.answers.Types {
 			names = append(names, n)
 		}
 		sort.Strings(names)
@@ -121,7 +121,7 @@ func (s *Server) describeInstanceTypes(form url.Values) (int, []byte) {
 	}
 	resp := describeInstanceTypesResponse{Xmlns: namespace, RequestID: s.requestID()}
 	for _, n := range names {
-		resp.InstanceTypes.Items = append(resp.InstanceTypes.Items, instanceTypeXMLFor(n, s.types[n]))
+		resp.InstanceTypes.Items = append(resp.InstanceTypes.Items, instanceTypeXMLFor(n, s.answers.Types[n]))
 	}
 	return marshal(http.StatusOK, resp)
 }

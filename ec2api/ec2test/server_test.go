@@ -23,9 +23,13 @@ func newServer(t *testing.T) *Server {
 	})
 	s.AddInstance("i-1", "ip-10-0-0-1.ec2.internal")
 	s.AddInstance("i-2", "")
-	s.AddInstanceType("t3.micro", maxpods.TypeInfo{Hypervisor: "nitro", VCPUs: 2, ENIs: 2, IPv4PerENI: 2})
-	s.AddInstanceType("m5.large", maxpods.TypeInfo{Hypervisor: "nitro", VCPUs: 2, ENIs: 3, IPv4PerENI: 10})
-	s.AddInstanceType("c5.metal", maxpods.TypeInfo{ENIs: 15, IPv4PerENI: 50})
+	s.Update(func(a *Answers) {
+		a.Types["t3.micro"] = maxpods.TypeInfo{Hypervisor: "nitro", VCPUs: 2, ENIs: 2, IPv4PerENI: 2}
+	})
+	s.Update(func(a *Answers) {
+		a.Types["m5.large"] = maxpods.TypeInfo{Hypervisor: "nitro", VCPUs: 2, ENIs: 3, IPv4PerENI: 10}
+	})
+	s.Update(func(a *Answers) { a.Types["c5.metal"] = maxpods.TypeInfo{ENIs: 15, IPv4PerENI: 50} })
 	return s
 }
 
@@ -79,7 +83,9 @@ func TestServer(t *testing.T) {
 		{
 			name: "set error", form: url.Values{"Action": {"DescribeInstances"}, "InstanceId.1": {"i-1"}},
 			setup: func(s *Server) {
-				s.SetError("DescribeInstances", 403, "UnauthorizedOperation", "You are not authorized.")
+				s.Update(func(a *Answers) {
+					a.Errors["DescribeInstances"] = Error{Status: 403, Code: "UnauthorizedOperation", Message: "You are not authorized."}
+				})
 			},
 			wantStatus: 403, wantBody: xmlHead + `<Response><Errors><Error><Code>UnauthorizedOperation</Code>` +
 				`<Message>You are not authorized.</Message></Error></Errors><RequestID>RID</RequestID></Response>`,
@@ -87,8 +93,10 @@ func TestServer(t *testing.T) {
 		{
 			name: "cleared error", form: url.Values{"Action": {"DescribeInstances"}, "Filter.1.Name": {"instance-id"}, "Filter.1.Value.1": {"nope"}},
 			setup: func(s *Server) {
-				s.SetError("DescribeInstances", 403, "UnauthorizedOperation", "You are not authorized.")
-				s.SetError("DescribeInstances", 0, "", "")
+				s.Update(func(a *Answers) {
+					a.Errors["DescribeInstances"] = Error{Status: 403, Code: "UnauthorizedOperation", Message: "You are not authorized."}
+				})
+				s.Update(func(a *Answers) { delete(a.Errors, "DescribeInstances") })
 			},
 			wantStatus: 200, wantBody: xmlHead + `<DescribeInstancesResponse ` + ns + `><requestId>RID</requestId><reservationSet></reservationSet></DescribeInstancesResponse>`,
 		},

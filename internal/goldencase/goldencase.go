@@ -134,7 +134,9 @@ func (c Case) Start() (*Fakes, error) {
 		return nil, err
 	}
 	if c.DescribeInst == nil {
-		ec2.SetError("DescribeInstances", 403, "UnauthorizedOperation", "You are not authorized to perform this operation.")
+		ec2.Update(func(a *ec2test.Answers) {
+			a.Errors["DescribeInstances"] = ec2test.Error{Status: 403, Code: "UnauthorizedOperation", Message: "You are not authorized to perform this operation."}
+		})
 	} else {
 		for _, r := range c.DescribeInst.Reservations {
 			for _, i := range r.Instances {
@@ -149,7 +151,9 @@ func (c Case) Start() (*Fakes, error) {
 				enis = card.MaximumNetworkInterfaces
 			}
 		}
-		ec2.AddInstanceType(c.IMDS.InstanceType, maxpods.TypeInfo{Hypervisor: d.Hypervisor, VCPUs: d.CPUCount, ENIs: enis, IPv4PerENI: d.NetworkInfo.Ipv4AddressesPerInterface})
+		ec2.Update(func(a *ec2test.Answers) {
+			a.Types[c.IMDS.InstanceType] = maxpods.TypeInfo{Hypervisor: d.Hypervisor, VCPUs: d.CPUCount, ENIs: enis, IPv4PerENI: d.NetworkInfo.Ipv4AddressesPerInterface}
+		})
 	}
 	return &Fakes{IMDS: metadata, EC2: ec2}, nil
 }
