@@ -4,7 +4,9 @@
 // spec.containerd.config overlays merged as TOML), the base OCI runtime spec
 // (spec.containerd.baseRuntimeSpec over the embedded default), and FastImagePull's
 // SOCI snapshotter: its own config.toml, the containerd.service drop-in that starts
-// containerd after it, and the proxy-plugin overlay.
+// containerd after it, and the proxy-plugin overlay; and the AMI's
+// sandbox-image.service. Files returns them as nodefile.Files, each naming the units
+// that read it, with the paths, which are this package's.
 //
 // For the inputs of the bootstrap.sh golden cases, config.toml matches what
 // bootstrap.sh wrote byte for byte (testdata/bootstrap-sh/). Every function here

@@ -2,6 +2,8 @@
 // kubeconfig, the kubelet.service drop-ins that set KUBELET_ARGS and
 // KUBELET_EXTRA_ARGS, and the image credential provider's config; and it holds the
 // kubelet table by minor (kubelets.go) and the one kubelet Version type.
+// Files returns them as nodefile.Files, each naming kubelet.service, so that
+// bootstrap restarts the kubelet when one changes; the paths are this package's.
 // containerd's files are containerdconf's, the node's system files nodesys's.
 //
 // kubelet-config.json is built on KubeletConfiguration, a copy of the JSON shape of
