@@ -113,7 +113,17 @@ func checkRegion(r string) error {
 	return nil
 }
 
-var regionName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-[0-9]{1,2}$`) })
+// regionName is compiled on first use: nothing of render's runs when another
+// command starts (GODEBUG=inittrace=1 shows cli's initialisation).
+func regionName() *regexp.Regexp {
+	regionOnce.Do(func() { regionRE = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-[0-9]{1,2}$`) })
+	return regionRE
+}
+
+var (
+	regionOnce sync.Once
+	regionRE   *regexp.Regexp
+)
 
 // printRender prints the files in path order (the CA as its digest), the flags, and
 // what each part of the user data did.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -106,5 +107,28 @@ func TestRenderReportsLocalDisks(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "setup-local-disks raid0 (render does not run it)") {
 		t.Errorf("stderr does not report the local disks:\n%s", stderr.String())
+	}
+}
+
+// TestRenderPackagesHaveNoInitWork: render and render/sim do nothing when a process
+// starts (their tables and regular expressions are built on first use), so the boot
+// path, which shares the binary, never pays for them (GODEBUG=inittrace=1 lists
+// every package whose initialisation does work).
+func TestRenderPackagesHaveNoInitWork(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "-test.run=^$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "init runtime @") {
+		t.Fatalf("no inittrace lines:\n%s", out)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		for _, pkg := range []string{"github.com/eksboot/eksboot/render ", "github.com/eksboot/eksboot/render/sim "} {
+			if strings.HasPrefix(line, "init "+pkg) {
+				t.Errorf("%s does work at every start: %s", strings.TrimSpace(pkg), line)
+			}
+		}
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/interp"
@@ -341,9 +340,13 @@ func isAtStar(x syntax.ArithmExpr) bool {
 	return ok && (w.Lit() == "@" || w.Lit() == "*")
 }
 
-var braceRE = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`\{(-?\d+|[a-zA-Z])\.\.(-?\d+|[a-zA-Z])(?:\.\.(-?\d+))?\}`)
-})
+var braceREs lazy[*regexp.Regexp]
+
+func braceRE() *regexp.Regexp {
+	return braceREs.get(func() *regexp.Regexp {
+		return regexp.MustCompile(`\{(-?\d+|[a-zA-Z])\.\.(-?\d+|[a-zA-Z])(?:\.\.(-?\d+))?\}`)
+	})
+}
 
 // braceCount is at least the number of words brace expansion makes of a word whose
 // literal text is s.

@@ -8,7 +8,6 @@ import (
 	"path"
 	"regexp"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	"mvdan.cc/sh/v3/expand"
@@ -43,15 +42,21 @@ import (
 const sealedTempDir = "/\x00eksboot-render-sealed"
 
 // nodeUsers is the user database of an EKS node image (Amazon Linux 2023) when the
-// image given has no /etc/passwd: name -> home directory.
-var nodeUsers = map[string]string{
-	"root": "/root", "bin": "/bin", "daemon": "/sbin", "adm": "/var/adm", "lp": "/var/spool/lpd",
-	"sync": "/sbin", "shutdown": "/sbin", "halt": "/sbin", "mail": "/var/spool/mail", "operator": "/root",
-	"games": "/usr/games", "ftp": "/var/ftp", "nobody": "/", "dbus": "/", "systemd-network": "/",
-	"systemd-resolve": "/", "systemd-oom": "/", "systemd-coredump": "/", "tss": "/dev/null",
-	"chrony": "/var/lib/chrony", "sshd": "/usr/share/empty.sshd", "rpc": "/var/lib/rpcbind",
-	"libstoragemgmt": "/", "ec2-instance-connect": "/home/ec2-instance-connect", "ec2-user": "/home/ec2-user",
+// image given has no /etc/passwd: name -> home directory (built on first use, see lazy).
+func nodeUsers() map[string]string {
+	return nodeUserTable.get(func() map[string]string {
+		return map[string]string{
+			"root": "/root", "bin": "/bin", "daemon": "/sbin", "adm": "/var/adm", "lp": "/var/spool/lpd",
+			"sync": "/sbin", "shutdown": "/sbin", "halt": "/sbin", "mail": "/var/spool/mail", "operator": "/root",
+			"games": "/usr/games", "ftp": "/var/ftp", "nobody": "/", "dbus": "/", "systemd-network": "/",
+			"systemd-resolve": "/", "systemd-oom": "/", "systemd-coredump": "/", "tss": "/dev/null",
+			"chrony": "/var/lib/chrony", "sshd": "/usr/share/empty.sshd", "rpc": "/var/lib/rpcbind",
+			"libstoragemgmt": "/", "ec2-instance-connect": "/home/ec2-instance-connect", "ec2-user": "/home/ec2-user",
+		}
+	})
 }
+
+var nodeUserTable lazy[map[string]string]
 
 // nodeEnv is the environment the interpreter starts from: env, with TMPDIR sealed
 // for the interpreter's own use (once, when it resets; the script sees env's) and
@@ -90,7 +95,7 @@ func (s *sim) home(user string) (string, bool) {
 		}
 		return "", false
 	}
-	h, ok := nodeUsers[user]
+	h, ok := nodeUsers()[user]
 	return h, ok
 }
 
@@ -186,7 +191,11 @@ func (s *sim) routeCall(ctx context.Context, args []string) ([]string, error) {
 	return args, nil
 }
 
-var printfName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?$`) })
+var printfNameRE lazy[*regexp.Regexp]
+
+func printfName() *regexp.Regexp {
+	return printfNameRE.get(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?$`) })
+}
 
 // printfV runs `printf -v NAME FORMAT ARGS...`, which the interpreter lacks: the
 // output, formatted as its printf would, is assigned by eval (so that a local NAME

@@ -149,7 +149,7 @@ func hostOnlyUser(t *testing.T) string {
 	for _, l := range strings.Split(string(b), "\n") {
 		name, _, _ := strings.Cut(l, ":")
 		if name != "" && !strings.HasPrefix(name, "#") {
-			if _, ok := nodeUsers[name]; !ok {
+			if _, ok := nodeUsers()[name]; !ok {
 				return name
 			}
 		}

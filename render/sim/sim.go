@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/eksboot/eksboot/userdata"
@@ -182,7 +181,11 @@ func (s *sim) unknown(what string) string {
 	return fmt.Sprintf("⟦unknown-%d⟧", len(s.unknowns))
 }
 
-var unknownMark = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`⟦unknown-(\d+)⟧`) })
+var unknownMarkRE lazy[*regexp.Regexp]
+
+func unknownMark() *regexp.Regexp {
+	return unknownMarkRE.get(func() *regexp.Regexp { return regexp.MustCompile(`⟦unknown-(\d+)⟧`) })
+}
 
 // reasons lists what the placeholders in words stand for.
 func (s *sim) reasons(words []string) []string {
@@ -675,7 +678,7 @@ func (s *sim) exec(ctx context.Context, where string, args []string) error {
 	if base == "bash" || base == "sh" {
 		return s.shell(ctx, hc, at, args[1:])
 	}
-	if t, ok := tools[base]; ok {
+	if t, ok := tools()[base]; ok {
 		return t(&toolCtx{s: s, hc: hc, ctx: ctx, name: base, at: at}, args[1:])
 	}
 	s.noteNotSimulated(base)
@@ -687,7 +690,7 @@ func (s *sim) exec(ctx context.Context, where string, args []string) error {
 
 // isToolPath: a simulated tool's own path (/usr/bin/cat) runs the tool, not a file.
 func isToolPath(p string) bool {
-	_, ok := tools[path.Base(p)]
+	_, ok := tools()[path.Base(p)]
 	return ok && (path.Dir(p) == "/usr/bin" || path.Dir(p) == "/bin")
 }
 
@@ -723,7 +726,7 @@ func (s *sim) lookPath(hc interp.HandlerContext, args []string) error {
 			}
 		default:
 			if p = s.findInPath(hc, n); p == "" {
-				if _, ok := tools[n]; ok || n == "bash" || n == "sh" {
+				if _, ok := tools()[n]; ok || n == "bash" || n == "sh" {
 					p = "/usr/bin/" + n
 				} else {
 					s.noteNotSimulated(cmd + " " + n)
@@ -808,9 +811,13 @@ func (s *sim) runFile(ctx context.Context, hc interp.HandlerContext, where, name
 	return nil
 }
 
-var shellLine = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^#!\s*(/usr)?/bin/(env\s+)?(ba)?sh(\s|$)`)
-})
+var shellLineRE lazy[*regexp.Regexp]
+
+func shellLine() *regexp.Regexp {
+	return shellLineRE.get(func() *regexp.Regexp {
+		return regexp.MustCompile(`^#!\s*(/usr)?/bin/(env\s+)?(ba)?sh(\s|$)`)
+	})
+}
 
 func isShellLine(s string) bool { return shellLine().MatchString(strings.TrimRight(s, "\r")) }
 

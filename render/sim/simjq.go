@@ -11,7 +11,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	"github.com/itchyny/gojq"
@@ -208,9 +207,13 @@ func keySet(keys []string) string {
 }
 
 // iterating finds the jq builtins and forms that see an object's keys in order.
-var iterating = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`\[\s*\]|\bto_entries\b|\bwith_entries\b|\bkeys_unsorted\b|\bmap_values\b|\.\.|\bpaths\b|\btostream\b|\btojson\b|@json|@text|@csv|@tsv|@sh|\badd\b|\bleaf_paths\b|\bgetpath\b|\bpick\b|\bany\b|\ball\b|\bmin_by\b|\bmax_by\b|\bfirst\b|\blast\b|\blimit\b|\bnth\b|\buntil\b|\brecurse\b|\bwalk\b|\benv\b|\$ENV|\binput|\bdebug\b|\bstderr\b|\btostring\b|\bascii\b|\bimplode\b|\bsplits\b|\bltrimstr\b|\brtrimstr\b|\bdel\b|\bto_array\b|\bfrom_entries\b`)
-})
+var iteratingRE lazy[*regexp.Regexp]
+
+func iterating() *regexp.Regexp {
+	return iteratingRE.get(func() *regexp.Regexp {
+		return regexp.MustCompile(`\[\s*\]|\bto_entries\b|\bwith_entries\b|\bkeys_unsorted\b|\bmap_values\b|\.\.|\bpaths\b|\btostream\b|\btojson\b|@json|@text|@csv|@tsv|@sh|\badd\b|\bleaf_paths\b|\bgetpath\b|\bpick\b|\bany\b|\ball\b|\bmin_by\b|\bmax_by\b|\bfirst\b|\blast\b|\blimit\b|\bnth\b|\buntil\b|\brecurse\b|\bwalk\b|\benv\b|\$ENV|\binput|\bdebug\b|\bstderr\b|\btostring\b|\bascii\b|\bimplode\b|\bsplits\b|\bltrimstr\b|\brtrimstr\b|\bdel\b|\bto_array\b|\bfrom_entries\b`)
+	})
+}
 
 // toolJQ is jq (gojq's language) over the simulated files and pipes.
 func toolJQ(t *toolCtx, args []string) error {

@@ -109,19 +109,22 @@ func joinLines(ls []string) []byte {
 	return []byte(strings.Join(ls, "\n") + "\n")
 }
 
-// tools are the programs simulated in-process, on the simulated file system.
-var tools map[string]func(*toolCtx, []string) error
+// toolTable holds tools' table, built on first use (see lazy).
+var toolTable lazy[map[string]func(*toolCtx, []string) error]
 
-func init() {
-	tools = map[string]func(*toolCtx, []string) error{
-		"cat": toolCat, "tr": toolTr, "cut": toolCut, "head": toolHead, "tail": toolTail,
-		"grep": toolGrep, "egrep": toolGrep, "sed": toolSed, "basename": toolBasename, "dirname": toolDirname,
-		"tee": toolTee, "mkdir": toolMkdir, "chmod": toolChmod, "chown": toolNop, "rm": toolRm,
-		"mv": toolMv, "cp": toolCp, "touch": toolTouch, "wc": toolWc, "sort": toolSort, "uniq": toolUniq,
-		"base64": toolBase64, "sleep": toolNop, "sync": toolNop, "logger": toolNop, "ln": toolLn,
-		"curl": toolCurl, "wget": toolWget, "ec2-metadata": toolEC2Metadata, "imds": toolIMDS, "which": toolWhich,
-		"seq": toolSeq, "jq": toolJQ, "xargs": toolXargs, "echo": toolEcho, "printf": toolPrintf,
-	}
+// tools are the programs simulated in-process, on the simulated file system.
+func tools() map[string]func(*toolCtx, []string) error {
+	return toolTable.get(func() map[string]func(*toolCtx, []string) error {
+		return map[string]func(*toolCtx, []string) error{
+			"cat": toolCat, "tr": toolTr, "cut": toolCut, "head": toolHead, "tail": toolTail,
+			"grep": toolGrep, "egrep": toolGrep, "sed": toolSed, "basename": toolBasename, "dirname": toolDirname,
+			"tee": toolTee, "mkdir": toolMkdir, "chmod": toolChmod, "chown": toolNop, "rm": toolRm,
+			"mv": toolMv, "cp": toolCp, "touch": toolTouch, "wc": toolWc, "sort": toolSort, "uniq": toolUniq,
+			"base64": toolBase64, "sleep": toolNop, "sync": toolNop, "logger": toolNop, "ln": toolLn,
+			"curl": toolCurl, "wget": toolWget, "ec2-metadata": toolEC2Metadata, "imds": toolIMDS, "which": toolWhich,
+			"seq": toolSeq, "jq": toolJQ, "xargs": toolXargs, "echo": toolEcho, "printf": toolPrintf,
+		}
+	})
 }
 
 func toolNop(*toolCtx, []string) error { return nil }
@@ -1404,17 +1407,24 @@ func toolWget(t *toolCtx, args []string) error {
 	return t.s.fs.write(t.path(out), []byte(body), false, 0o644)
 }
 
-// ec2-metadata's options and the IMDS path each prints.
-var ec2MetadataOpts = map[string][2]string{
-	"-a": {"ami-id", "ami-id"}, "--ami-id": {"ami-id", "ami-id"},
-	"-i": {"instance-id", "instance-id"}, "--instance-id": {"instance-id", "instance-id"},
-	"-t": {"instance-type", "instance-type"}, "--instance-type": {"instance-type", "instance-type"},
-	"-h": {"local-hostname", "local-hostname"}, "--local-hostname": {"local-hostname", "local-hostname"},
-	"-o": {"local-ipv4", "local-ipv4"}, "--local-ipv4": {"local-ipv4", "local-ipv4"},
-	"-z": {"placement", "placement/availability-zone"}, "--availability-zone": {"placement", "placement/availability-zone"},
-	"-R": {"region", "placement/region"}, "--region": {"region", "placement/region"},
-	"-l": {"instance-life-cycle", "instance-life-cycle"}, "--instance-life-cycle": {"instance-life-cycle", "instance-life-cycle"},
-	"-m": {"mac", "mac"}, "--mac": {"mac", "mac"},
+// ec2MetadataTable holds ec2MetadataOpts' table, built on first use (see lazy).
+var ec2MetadataTable lazy[map[string][2]string]
+
+// ec2MetadataOpts are ec2-metadata's options and the IMDS path each prints.
+func ec2MetadataOpts() map[string][2]string {
+	return ec2MetadataTable.get(func() map[string][2]string {
+		return map[string][2]string{
+			"-a": {"ami-id", "ami-id"}, "--ami-id": {"ami-id", "ami-id"},
+			"-i": {"instance-id", "instance-id"}, "--instance-id": {"instance-id", "instance-id"},
+			"-t": {"instance-type", "instance-type"}, "--instance-type": {"instance-type", "instance-type"},
+			"-h": {"local-hostname", "local-hostname"}, "--local-hostname": {"local-hostname", "local-hostname"},
+			"-o": {"local-ipv4", "local-ipv4"}, "--local-ipv4": {"local-ipv4", "local-ipv4"},
+			"-z": {"placement", "placement/availability-zone"}, "--availability-zone": {"placement", "placement/availability-zone"},
+			"-R": {"region", "placement/region"}, "--region": {"region", "placement/region"},
+			"-l": {"instance-life-cycle", "instance-life-cycle"}, "--instance-life-cycle": {"instance-life-cycle", "instance-life-cycle"},
+			"-m": {"mac", "mac"}, "--mac": {"mac", "mac"},
+		}
+	})
 }
 
 func toolEC2Metadata(t *toolCtx, args []string) error {
@@ -1423,7 +1433,7 @@ func toolEC2Metadata(t *toolCtx, args []string) error {
 	}
 	var b strings.Builder
 	for _, a := range args {
-		o, ok := ec2MetadataOpts[a]
+		o, ok := ec2MetadataOpts()[a]
 		if !ok {
 			return t.unsupported(args)
 		}
