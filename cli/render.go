@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"sync"
@@ -82,6 +83,7 @@ func runRender(prog string, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s: --region %q: %v\n", prog, region, err)
 		return exitUsage
 	}
+	limitRenderMemory()
 	raw, err := rootfs.ReadRegularFile(file, userdata.MaxUserData) // a FIFO or /dev/zero never blocks or fills memory
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: --user-data: %v\n", prog, err)
@@ -103,6 +105,21 @@ func runRender(prog string, args []string, stdout, stderr io.Writer) int {
 	}
 	printRender(stdout, r, instanceType, region)
 	return exitOK
+}
+
+// renderMemoryLimit is render's soft memory limit (runtime/debug.SetMemoryLimit):
+// the garbage collector runs as often as it must to keep the heap under it. The
+// evaluation's bounds (render/sim.Limits) cap what it holds at once; what they do
+// not cap is garbage, the copies a script makes and drops (x=$x$x, a growing sed
+// output), which Go's default collector lets reach twice the live heap. Set for
+// render only: bootstrap and init never call it, and a lower GOMEMLIMIT is kept.
+const renderMemoryLimit = 192 << 20
+
+// limitRenderMemory sets renderMemoryLimit unless the limit is lower already.
+func limitRenderMemory() {
+	if debug.SetMemoryLimit(-1) > renderMemoryLimit {
+		debug.SetMemoryLimit(renderMemoryLimit)
+	}
 }
 
 // checkRegion accepts a region name such as us-west-2.

@@ -3,9 +3,11 @@ package cli
 import (
 	"bytes"
 	"encoding/base64"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 )
@@ -136,5 +138,25 @@ func TestRenderPackagesHaveNoInitWork(t *testing.T) {
 				t.Errorf("%s does work at every start: %s", strings.TrimSpace(pkg), line)
 			}
 		}
+	}
+}
+
+// TestRenderSetsItsMemoryLimit: render sets its soft memory limit, keeps a lower one
+// (GOMEMLIMIT), and another command sets none.
+func TestRenderSetsItsMemoryLimit(t *testing.T) {
+	old := debug.SetMemoryLimit(math.MaxInt64)
+	t.Cleanup(func() { debug.SetMemoryLimit(old) })
+	var stdout, stderr bytes.Buffer
+	if code := Main([]string{"eksboot", "version"}, &stdout, &stderr); code != 0 || debug.SetMemoryLimit(-1) != math.MaxInt64 {
+		t.Errorf("version: exit %d, memory limit %d, want none", code, debug.SetMemoryLimit(-1))
+	}
+	sample := filepath.Join(sampleDir, "08-karpenter-al2023-nodeconfig.userdata")
+	render := []string{"eksboot", "render", "--user-data", sample, "--instance-type", "m5.large"}
+	if code := Main(render, &stdout, &stderr); code != 0 || debug.SetMemoryLimit(-1) != renderMemoryLimit {
+		t.Errorf("render: exit %d, memory limit %d, want %d\n%s", code, debug.SetMemoryLimit(-1), renderMemoryLimit, stderr.String())
+	}
+	debug.SetMemoryLimit(64 << 20)
+	if code := Main(render, &stdout, &stderr); code != 0 || debug.SetMemoryLimit(-1) != 64<<20 {
+		t.Errorf("render under a lower limit: exit %d, memory limit %d, want it kept", code, debug.SetMemoryLimit(-1))
 	}
 }
