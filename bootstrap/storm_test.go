@@ -17,8 +17,6 @@ import (
 	"time"
 
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
-	"github.com/aws/aws-sdk-go-v2/aws/retry"
-	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
@@ -142,9 +140,7 @@ func TestBootStorm(t *testing.T) {
 			}
 			cfg.HTTPClient = countingClient{hc: &http.Client{Transport: shared}, n: &calls[i]}
 			if sdkBackoff { // the retryer LoadConfig gives, with the SDK's delays
-				return ec2api.New(cfg, func(o *ec2.Options) {
-					o.Retryer = retry.NewStandard(func(so *retry.StandardOptions) { so.MaxAttempts = ec2api.MaxAttempts })
-				}), nil
+				return ec2api.New(cfg, ec2api.WithThrottleBackoff(0)), nil
 			}
 			return ec2api.New(cfg), nil
 		}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
-	"github.com/aws/aws-sdk-go-v2/service/ec2"
 )
 
 // ThrottleWindow spaces the retries of a throttled call (see ThrottleDelay). With
@@ -36,16 +35,11 @@ func ThrottleDelay(n int, window time.Duration) time.Duration {
 
 // WithThrottleBackoff makes a Client wait ThrottleDelay(n, window) before retry n
 // of a throttled call (RequestLimitExceeded, Throttling, HTTP 429); other retryable
-// errors keep the SDK's short exponential backoff, and the number of attempts is
-// the client's (MaxAttempts with LoadConfig). New applies it with ThrottleWindow;
-// window <= 0 leaves the retryer as it is.
-func WithThrottleBackoff(window time.Duration) func(*ec2.Options) {
-	return func(o *ec2.Options) {
-		if window <= 0 || o.Retryer == nil {
-			return
-		}
-		o.Retryer = throttleRetryer{Retryer: o.Retryer, window: window}
-	}
+// errors keep the retryer's short exponential backoff, and the number of attempts is
+// the retryer's (MaxAttempts with LoadConfig). New applies it with ThrottleWindow;
+// window <= 0 leaves the retryer's own delays (the SDK's, a second or two).
+func WithThrottleBackoff(window time.Duration) Option {
+	return func(c *Client) { c.window = window }
 }
 
 // throttleRetryer is a retryer whose delays after throttling are ThrottleDelay's.

@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/ec2"
-	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/smithy-go"
 
 	"github.com/eksboot/eksboot/maxpods"
@@ -22,23 +20,47 @@ func (c *Client) PrivateDNSName(ctx context.Context, instanceID string) (string,
 	if instanceID == "" {
 		return "", errors.New("describe instance: empty instance ID")
 	}
-	out, err := c.ec2.DescribeInstances(ctx, &ec2.DescribeInstancesInput{InstanceIds: []string{instanceID}})
+	root, err := c.call(ctx, "DescribeInstances", url.Values{"InstanceId.1": {instanceID}})
 	if err != nil {
 		return "", fmt.Errorf("describe instance %s: %w", instanceID, err)
 	}
-	for _, r := range out.Reservations {
-		for _, in := range r.Instances {
-			if aws.ToString(in.InstanceId) != instanceID {
+	name, found, err := privateDNSName(root, instanceID)
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("describe instance %s: reading the answer: %w", instanceID, err)
+	case !found:
+		return "", fmt.Errorf("describe instance %s: instance not in the answer: %w", instanceID, ErrEmptyDNSName)
+	case name == "":
+		return "", fmt.Errorf("describe instance %s: %w", instanceID, ErrEmptyDNSName)
+	}
+	return name, nil
+}
+
+// privateDNSName finds instanceID in a DescribeInstancesResponse:
+// reservationSet/item/instancesSet/item with instanceId and privateDnsName.
+func privateDNSName(root *element, instanceID string) (name string, found bool, err error) {
+	reservations, err := root.items("reservationSet")
+	if err != nil {
+		return "", false, err
+	}
+	for _, r := range reservations {
+		instances, err := r.items("instancesSet")
+		if err != nil {
+			return "", false, err
+		}
+		for _, in := range instances {
+			id, err := in.str("instanceId")
+			if err != nil {
+				return "", false, err
+			}
+			if id != instanceID {
 				continue
 			}
-			name := aws.ToString(in.PrivateDnsName)
-			if name == "" {
-				return "", fmt.Errorf("describe instance %s: %w", instanceID, ErrEmptyDNSName)
-			}
-			return name, nil
+			name, err := in.str("privateDnsName")
+			return name, true, err
 		}
 	}
-	return "", fmt.Errorf("describe instance %s: instance not in the answer: %w", instanceID, ErrEmptyDNSName)
+	return "", false, nil
 }
 
 // InstanceTypeInfo returns the facts DescribeInstanceTypes reports for instanceType:
@@ -50,9 +72,7 @@ func (c *Client) InstanceTypeInfo(ctx context.Context, instanceType string) (max
 	if instanceType == "" {
 		return maxpods.TypeInfo{}, fmt.Errorf("describe instance type: empty name: %w", ErrUnknownInstanceType)
 	}
-	out, err := c.ec2.DescribeInstanceTypes(ctx, &ec2.DescribeInstanceTypesInput{
-		InstanceTypes: []types.InstanceType{types.InstanceType(instanceType)},
-	})
+	root, err := c.call(ctx, "DescribeInstanceTypes", url.Values{"InstanceType.1": {instanceType}})
 	if err != nil {
 		var apiErr smithy.APIError
 		if errors.As(err, &apiErr) && apiErr.ErrorCode() == "InvalidInstanceType" {
@@ -60,40 +80,88 @@ func (c *Client) InstanceTypeInfo(ctx context.Context, instanceType string) (max
 		}
 		return maxpods.TypeInfo{}, fmt.Errorf("describe instance type %s: %w", instanceType, err)
 	}
-	for _, it := range out.InstanceTypes {
-		if string(it.InstanceType) == instanceType {
-			info, err := typeInfo(it)
-			if err != nil {
-				return maxpods.TypeInfo{}, fmt.Errorf("describe instance type %s: %w", instanceType, err)
-			}
-			return info, nil
+	types, err := root.items("instanceTypeSet")
+	if err != nil {
+		return maxpods.TypeInfo{}, fmt.Errorf("describe instance type %s: reading the answer: %w", instanceType, err)
+	}
+	for _, it := range types {
+		name, err := it.str("instanceType")
+		if err != nil {
+			return maxpods.TypeInfo{}, fmt.Errorf("describe instance type %s: reading the answer: %w", instanceType, err)
 		}
+		if name != instanceType {
+			continue
+		}
+		info, err := typeInfo(it)
+		if err != nil {
+			return maxpods.TypeInfo{}, fmt.Errorf("describe instance type %s: %w", instanceType, err)
+		}
+		return info, nil
 	}
 	return maxpods.TypeInfo{}, fmt.Errorf("describe instance type %s: not in the answer: %w", instanceType, ErrUnknownInstanceType)
 }
 
-// typeInfo picks the calculator's facts out of one DescribeInstanceTypes entry. Facts
+// typeInfo picks the calculator's facts out of one DescribeInstanceTypes item. Facts
 // EC2 leaves out are zero (maxpods.Classic rejects missing ENI or IPv4 counts).
-func typeInfo(it types.InstanceTypeInfo) (maxpods.TypeInfo, error) {
-	info := maxpods.TypeInfo{Hypervisor: string(it.Hypervisor)}
-	if it.VCpuInfo != nil {
-		info.VCPUs = int(aws.ToInt32(it.VCpuInfo.DefaultVCpus))
+func typeInfo(it *element) (maxpods.TypeInfo, error) {
+	var info maxpods.TypeInfo
+	var err error
+	if info.Hypervisor, err = it.str("hypervisor"); err != nil {
+		return maxpods.TypeInfo{}, err
 	}
-	ni := it.NetworkInfo
+	vcpu, err := it.child("vCpuInfo")
+	if err != nil {
+		return maxpods.TypeInfo{}, err
+	}
+	if vcpu != nil {
+		n, err := vcpu.int32("defaultVCpus")
+		if err != nil {
+			return maxpods.TypeInfo{}, err
+		}
+		info.VCPUs = int(n)
+	}
+	ni, err := it.child("networkInfo")
+	if err != nil {
+		return maxpods.TypeInfo{}, err
+	}
 	if ni == nil {
 		return maxpods.TypeInfo{}, errors.New("no network info in the answer")
 	}
-	info.IPv4PerENI = int(aws.ToInt32(ni.Ipv4AddressesPerInterface))
-	if len(ni.NetworkCards) == 0 {
-		info.ENIs = int(aws.ToInt32(ni.MaximumNetworkInterfaces))
+	ipv4, err := ni.int32("ipv4AddressesPerInterface")
+	if err != nil {
+		return maxpods.TypeInfo{}, err
+	}
+	info.IPv4PerENI = int(ipv4)
+	cards, err := ni.items("networkCards")
+	if err != nil {
+		return maxpods.TypeInfo{}, err
+	}
+	if len(cards) == 0 {
+		n, err := ni.int32("maximumNetworkInterfaces")
+		if err != nil {
+			return maxpods.TypeInfo{}, err
+		}
+		info.ENIs = int(n)
 		return info, nil
 	}
-	def := aws.ToInt32(ni.DefaultNetworkCardIndex)
-	for _, card := range ni.NetworkCards {
-		if aws.ToInt32(card.NetworkCardIndex) == def {
-			info.ENIs = int(aws.ToInt32(card.MaximumNetworkInterfaces))
-			return info, nil
-		}
+	def, err := ni.int32("defaultNetworkCardIndex")
+	if err != nil {
+		return maxpods.TypeInfo{}, err
 	}
-	return maxpods.TypeInfo{}, fmt.Errorf("default network card %d not among the %d cards in the answer", def, len(ni.NetworkCards))
+	for _, card := range cards {
+		index, err := card.int32("networkCardIndex")
+		if err != nil {
+			return maxpods.TypeInfo{}, err
+		}
+		if index != def {
+			continue
+		}
+		n, err := card.int32("maximumNetworkInterfaces")
+		if err != nil {
+			return maxpods.TypeInfo{}, err
+		}
+		info.ENIs = int(n)
+		return info, nil
+	}
+	return maxpods.TypeInfo{}, fmt.Errorf("default network card %d not among the %d cards in the answer", def, len(cards))
 }

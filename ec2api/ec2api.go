@@ -1,8 +1,19 @@
 // Package ec2api makes the two EC2 calls bootstrap.sh makes: DescribeInstances, for
 // the node's private DNS name (the kubelet's node name), and DescribeInstanceTypes,
 // for the facts behind the max-pods calculator when the embedded table does not know
-// the instance type. It uses aws-sdk-go-v2; callers depend on the API interface so
-// that they can fake it.
+// the instance type. Callers depend on the API interface so that they can fake it;
+// ec2test is a fake EC2 endpoint on 127.0.0.1.
+//
+// Why not aws-sdk-go-v2's EC2 client: its package is the largest in the SDK (the
+// types of every EC2 shape, its serializers, endpoint tables built at package
+// initialisation) and it brought encoding/xml and smithy's XML decoder. Linked, it
+// cost every start, `eksboot version` included, about 0.15 ms of package init and
+// 1 MB of binary (docs/performance.md), for two calls most boots never make. Each
+// call is one form-encoded POST of the EC2 Query API with an XML answer, so query.go
+// makes it with the SDK's own parts: the aws.Config (credentials, HTTP client,
+// endpoint settings, retryer) and the SigV4 signer; xmlread.go reads the answer,
+// bounded. The tests keep the SDK's EC2 client as the oracle: the same answers
+// from the fake, the same signature, the same endpoints for every partition.
 package ec2api
 
 import (
@@ -11,7 +22,6 @@ import (
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/ec2"
 
 	"github.com/eksboot/eksboot/awsconf"
 	"github.com/eksboot/eksboot/maxpods"
@@ -38,11 +48,6 @@ type API interface {
 	InstanceTypeInfo(ctx context.Context, instanceType string) (maxpods.TypeInfo, error)
 }
 
-// Client implements API with an aws-sdk-go-v2 EC2 client.
-type Client struct {
-	ec2 *ec2.Client
-}
-
 var _ API = (*Client)(nil)
 
 // LoadConfig returns the AWS config for EC2 calls in region: awsconf.Load (the
@@ -63,12 +68,4 @@ func LoadConfigFor(region, imdsEndpoint string, imdsV1Fallback bool) (aws.Config
 		return aws.Config{}, fmt.Errorf("aws config for region %q: %w", region, err)
 	}
 	return cfg, nil
-}
-
-// New returns a Client that makes its calls with cfg (usually from LoadConfig),
-// spacing the retries of throttled calls with WithThrottleBackoff(ThrottleWindow),
-// then applying optFns.
-func New(cfg aws.Config, optFns ...func(*ec2.Options)) *Client {
-	fns := append([]func(*ec2.Options){WithThrottleBackoff(ThrottleWindow)}, optFns...)
-	return &Client{ec2: ec2.NewFromConfig(cfg, fns...)}
 }

@@ -3,80 +3,85 @@ package ec2api
 import (
 	"testing"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/ec2/types"
-
 	"github.com/eksboot/eksboot/maxpods"
 )
-
-func card(index, enis int32) types.NetworkCardInfo {
-	return types.NetworkCardInfo{NetworkCardIndex: aws.Int32(index), MaximumNetworkInterfaces: aws.Int32(enis)}
-}
 
 func TestTypeInfo(t *testing.T) {
 	tests := []struct {
 		name    string
-		in      types.InstanceTypeInfo
+		item    string // one instanceTypeSet item
 		want    maxpods.TypeInfo
 		wantErr string
 	}{
 		{
 			name: "c6in.32xlarge: default card only",
-			in: types.InstanceTypeInfo{
-				Hypervisor: types.InstanceTypeHypervisorNitro,
-				VCpuInfo:   &types.VCpuInfo{DefaultVCpus: aws.Int32(128)},
-				NetworkInfo: &types.NetworkInfo{
-					MaximumNetworkInterfaces:  aws.Int32(16),
-					DefaultNetworkCardIndex:   aws.Int32(0),
-					NetworkCards:              []types.NetworkCardInfo{card(0, 8), card(1, 8)},
-					Ipv4AddressesPerInterface: aws.Int32(50),
-				},
-			},
+			item: `<item><instanceType>c6in.32xlarge</instanceType><hypervisor>nitro</hypervisor>
+				<vCpuInfo><defaultVCpus>128</defaultVCpus><defaultCores>64</defaultCores></vCpuInfo>
+				<networkInfo><maximumNetworkInterfaces>16</maximumNetworkInterfaces><defaultNetworkCardIndex>0</defaultNetworkCardIndex>
+				<networkCards><item><networkCardIndex>0</networkCardIndex><maximumNetworkInterfaces>8</maximumNetworkInterfaces></item>
+				<item><networkCardIndex>1</networkCardIndex><maximumNetworkInterfaces>8</maximumNetworkInterfaces></item></networkCards>
+				<ipv4AddressesPerInterface>50</ipv4AddressesPerInterface></networkInfo></item>`,
 			want: maxpods.TypeInfo{Hypervisor: "nitro", VCPUs: 128, ENIs: 8, IPv4PerENI: 50},
 		},
 		{
 			name: "default card by its index, not its position",
-			in: types.InstanceTypeInfo{
-				NetworkInfo: &types.NetworkInfo{
-					MaximumNetworkInterfaces:  aws.Int32(6),
-					DefaultNetworkCardIndex:   aws.Int32(1),
-					NetworkCards:              []types.NetworkCardInfo{card(1, 2), card(0, 4)},
-					Ipv4AddressesPerInterface: aws.Int32(10),
-				},
-			},
+			item: `<item><networkInfo><maximumNetworkInterfaces>6</maximumNetworkInterfaces><defaultNetworkCardIndex>1</defaultNetworkCardIndex>
+				<networkCards><item><networkCardIndex>1</networkCardIndex><maximumNetworkInterfaces>2</maximumNetworkInterfaces></item>
+				<item><networkCardIndex>0</networkCardIndex><maximumNetworkInterfaces>4</maximumNetworkInterfaces></item></networkCards>
+				<ipv4AddressesPerInterface>10</ipv4AddressesPerInterface></networkInfo></item>`,
 			want: maxpods.TypeInfo{ENIs: 2, IPv4PerENI: 10},
 		},
 		{
 			name: "no cards: instance-wide maximum",
-			in: types.InstanceTypeInfo{
-				Hypervisor: types.InstanceTypeHypervisorXen,
-				VCpuInfo:   &types.VCpuInfo{DefaultVCpus: aws.Int32(4)},
-				NetworkInfo: &types.NetworkInfo{
-					MaximumNetworkInterfaces:  aws.Int32(4),
-					Ipv4AddressesPerInterface: aws.Int32(15),
-				},
-			},
+			item: `<item><hypervisor>xen</hypervisor><vCpuInfo><defaultVCpus>4</defaultVCpus></vCpuInfo>
+				<networkInfo><maximumNetworkInterfaces>4</maximumNetworkInterfaces><ipv4AddressesPerInterface>15</ipv4AddressesPerInterface></networkInfo></item>`,
 			want: maxpods.TypeInfo{Hypervisor: "xen", VCPUs: 4, ENIs: 4, IPv4PerENI: 15},
 		},
 		{
 			name: "default card missing",
-			in: types.InstanceTypeInfo{
-				NetworkInfo: &types.NetworkInfo{
-					DefaultNetworkCardIndex: aws.Int32(2),
-					NetworkCards:            []types.NetworkCardInfo{card(0, 4), card(1, 4)},
-				},
-			},
+			item: `<item><networkInfo><defaultNetworkCardIndex>2</defaultNetworkCardIndex><networkCards>
+				<item><networkCardIndex>0</networkCardIndex><maximumNetworkInterfaces>4</maximumNetworkInterfaces></item>
+				<item><networkCardIndex>1</networkCardIndex><maximumNetworkInterfaces>4</maximumNetworkInterfaces></item></networkCards></networkInfo></item>`,
 			wantErr: "default network card 2 not among the 2 cards in the answer",
 		},
 		{
 			name:    "no network info",
-			in:      types.InstanceTypeInfo{VCpuInfo: &types.VCpuInfo{DefaultVCpus: aws.Int32(2)}},
+			item:    `<item><vCpuInfo><defaultVCpus>2</defaultVCpus></vCpuInfo></item>`,
 			wantErr: "no network info in the answer",
+		},
+		{
+			name:    "a count that is not a number",
+			item:    `<item><networkInfo><maximumNetworkInterfaces>4e3</maximumNetworkInterfaces></networkInfo></item>`,
+			wantErr: `maximumNetworkInterfaces in networkInfo: "4e3" is not a 32-bit integer`,
+		},
+		{
+			name:    "a count past int32",
+			item:    `<item><networkInfo><ipv4AddressesPerInterface>4294967306</ipv4AddressesPerInterface></networkInfo></item>`,
+			wantErr: `ipv4AddressesPerInterface in networkInfo: "4294967306" is not a 32-bit integer`,
+		},
+		{
+			name:    "a count with space around it",
+			item:    `<item><networkInfo><ipv4AddressesPerInterface> 10</ipv4AddressesPerInterface></networkInfo></item>`,
+			wantErr: `ipv4AddressesPerInterface in networkInfo: " 10" is not a 32-bit integer`,
+		},
+		{
+			name:    "two network infos",
+			item:    `<item><networkInfo/><networkInfo/></item>`,
+			wantErr: "two networkInfo elements in item",
+		},
+		{
+			name:    "elements where a count belongs",
+			item:    `<item><networkInfo><ipv4AddressesPerInterface><item>1</item></ipv4AddressesPerInterface></networkInfo></item>`,
+			wantErr: "ipv4AddressesPerInterface in networkInfo has elements inside, want text",
 		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := typeInfo(tc.in)
+			it, err := readXML([]byte(tc.item))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := typeInfo(it)
 			if tc.wantErr != "" {
 				if err == nil || err.Error() != tc.wantErr {
 					t.Fatalf("typeInfo error = %v, want %q", err, tc.wantErr)

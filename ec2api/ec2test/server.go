@@ -4,7 +4,7 @@
 // answers like the parity harness's fake_aws.py: POST / with a form body, XML in
 // the EC2 2016-11-15 namespace, EC2's error codes, and no signature checking.
 //
-// Point an aws-sdk-go-v2 EC2 client at it with AWS_ENDPOINT_URL_EC2=URL() (or
+// Point ec2api (or, in its tests, the SDK's EC2 client) at it with AWS_ENDPOINT_URL_EC2=URL() (or
 // BaseEndpoint) and static credentials.
 package ec2test
 
