@@ -17,9 +17,8 @@ import (
 	"syscall"
 	"time"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/eksboot/eksboot/internal/quote"
+	"github.com/eksboot/eksboot/internal/yamljson"
 	"github.com/eksboot/eksboot/kubeletconf"
 )
 
@@ -75,7 +74,7 @@ func (d *run) checkAPIServer() {
 		return
 	}
 	var kc kubeconfig
-	if err := yaml.Unmarshal(b, &kc); err != nil || len(kc.Clusters) == 0 || kc.Clusters[0].Cluster.Server == "" {
+	if err := yamljson.Unmarshal(b, &kc); err != nil || len(kc.Clusters) == 0 || kc.Clusters[0].Cluster.Server == "" {
 		d.add(apiGroup, "api.kubeconfig", Fail, KubeconfigPath+" names no API server", "Run eksboot again: it rewrites "+KubeconfigPath+".")
 		return
 	}

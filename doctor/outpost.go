@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"sigs.k8s.io/yaml"
+	"github.com/eksboot/eksboot/internal/yamljson"
 )
 
 // BootstrapKubeconfigPath is a local cluster's bootstrap kubeconfig (eksboot writes
@@ -48,7 +48,7 @@ func (d *run) checkLocalCluster() {
 			"On a local cluster on AWS Outposts run eksboot with --enable-local-outpost true and --cluster-id (spec.cluster.enableOutpost and spec.cluster.id): it writes the bootstrap kubeconfig.")
 	case err != nil:
 		d.add(identityGroup, "identity.bootstrap-kubeconfig", Fail, fmt.Sprintf("the bootstrap kubeconfig: %v", err), "Run eksboot again: it writes "+BootstrapKubeconfigPath+".")
-	case yaml.Unmarshal(b, &bkc) != nil || !hasExec(&bkc):
+	case yamljson.Unmarshal(b, &bkc) != nil || !hasExec(&bkc):
 		d.add(identityGroup, "identity.bootstrap-kubeconfig", Fail, BootstrapKubeconfigPath+" has no exec credential plugin: the kubelet has no token to get its client certificate with", "Run eksboot again: it rewrites "+BootstrapKubeconfigPath+".")
 	default:
 		server := ""

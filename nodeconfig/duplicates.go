@@ -12,7 +12,7 @@ import (
 
 // duplicateKeys lists every mapping key of the YAML (or JSON) document doc that
 // appears twice in its mapping, by its path (spec.cluster.name: duplicate key).
-// sigs.k8s.io/yaml, which decodes the document, keeps the last value silently, so a
+// The decoder (yamljson, sigs.k8s.io/yaml's rules) keeps the last value silently, so a
 // NodeConfig with two names could join the wrong cluster. A document that this
 // parser cannot read is left to the decoder to report; aliases are not followed.
 //

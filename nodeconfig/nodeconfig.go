@@ -9,10 +9,9 @@ import (
 	"strings"
 	"sync"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/eksboot/eksboot/inputcheck"
 	"github.com/eksboot/eksboot/internal/quote"
+	"github.com/eksboot/eksboot/internal/yamljson"
 	"github.com/eksboot/eksboot/kubeletconf"
 )
 
@@ -174,7 +173,7 @@ func decodeOne(doc []byte) (*NodeConfig, error) {
 	if errs := duplicateKeys(doc); len(errs) > 0 {
 		return nil, errs
 	}
-	j, err := yaml.YAMLToJSON(doc)
+	j, err := yamljson.ToJSON(doc)
 	if err != nil {
 		return nil, fmt.Errorf("not YAML or JSON: %w", err)
 	}
