@@ -69,7 +69,6 @@ func New(cfg aws.Config, opts ...Option) *Client {
 		creds:  cfg.Credentials,
 		signer: v4.NewSigner(),
 		region: cfg.Region,
-		window: ThrottleWindow,
 	}
 	if c.http == nil {
 		c.http = awsconf.NoRedirects(awshttp.NewBuildableClient().GetTransport())
@@ -81,7 +80,7 @@ func New(cfg aws.Config, opts ...Option) *Client {
 	}
 	endpoint, err := Endpoint(cfg)
 	c.endpoint, c.endpointErr = strings.TrimSuffix(endpoint, "/"), err
-	for _, o := range opts {
+	for _, o := range append([]Option{WithThrottleBackoff(ThrottleWindow)}, opts...) {
 		o(c)
 	}
 	if c.window > 0 {
