@@ -23,6 +23,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/eksboot/eksboot/awsconf"
+	"github.com/eksboot/eksboot/ec2api/ec2test"
 	"github.com/eksboot/eksboot/maxpods"
 )
 
@@ -73,7 +74,9 @@ func TestAnswersMatchSDK(t *testing.T) {
 			t.Errorf("%s: ec2api %+v, %v; the SDK %+v, %v", typ, got, err, want, sdkErr)
 		}
 	}
-	srv.SetError("DescribeInstances", 403, "UnauthorizedOperation", "You are not authorized to perform this operation.")
+	srv.Update(func(a *ec2test.Answers) {
+		a.Errors["DescribeInstances"] = ec2test.Error{Status: 403, Code: "UnauthorizedOperation", Message: "You are not authorized to perform this operation."}
+	})
 	_, err = c.PrivateDNSName(ctx, "i-0123456789abcdef0")
 	_, sdkErr := sdk.DescribeInstances(ctx, &ec2.DescribeInstancesInput{InstanceIds: []string{"i-0123456789abcdef0"}})
 	if apiCode(err) != "UnauthorizedOperation" || apiCode(sdkErr) != "UnauthorizedOperation" {
