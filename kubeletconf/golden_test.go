@@ -1,11 +1,11 @@
 package kubeletconf
 
 import (
-	"bytes"
 	"flag"
 	"os"
-	"path/filepath"
 	"testing"
+
+	"github.com/eksboot/eksboot/internal/testtools"
 )
 
 // update rewrites eksboot's own golden files (testdata/<renderer>/...). The
@@ -175,29 +175,10 @@ func TestGoldenCasesCovered(t *testing.T) {
 }
 
 // readTestdata returns the content of path, failing the test if it cannot be read.
-func readTestdata(t *testing.T, path string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
+func readTestdata(t *testing.T, path string) []byte { t.Helper(); return testtools.ReadFile(t, path) }
 
 // checkGolden compares got with the golden file path, or rewrites it with -update.
 func checkGolden(t *testing.T, path string, got []byte) {
 	t.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want := readTestdata(t, path)
-	if !bytes.Equal(got, want) {
-		t.Errorf("output differs from %s (rerun with -update if the change is intended)\ngot:\n%s\nwant:\n%s", path, got, want)
-	}
+	testtools.CheckGolden(t, path, got, *update)
 }
