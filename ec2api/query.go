@@ -12,17 +12,16 @@ import (
 	"net/url"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
-	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/eksboot/eksboot/awsconf"
+	"github.com/eksboot/eksboot/internal/apierror"
 	"github.com/eksboot/eksboot/internal/awsendpoint"
 	"github.com/eksboot/eksboot/internal/quote"
 )
@@ -177,54 +176,9 @@ func (c *Client) attempt(ctx context.Context, action string, body []byte, hash s
 	return root, nil
 }
 
-// APIError is an error answer of EC2: its HTTP status, error code and message.
-// It implements smithy.APIError, and the SDK's retryer classifies it by its code
-// and status as it did the SDK client's errors.
-type APIError struct {
-	// Status is the HTTP status code.
-	Status int
-	// Code is the error code (UnauthorizedOperation, RequestLimitExceeded...).
-	Code string
-	// Message is the error message; it may be empty.
-	Message string
-	// RequestID is the answer's request ID; it may be empty.
-	RequestID string
-}
-
-var _ smithy.APIError = (*APIError)(nil)
-
-// Error is one short line: the code and message are a server's text, quoted
-// (quote.Name, quote.Value) when long or not plain.
-func (e *APIError) Error() string {
-	s := fmt.Sprintf("HTTP %d, %s", e.Status, quote.Name(e.Code))
-	if msg := e.Message; msg != "" {
-		if len(msg) > 200 || strings.IndexFunc(msg, func(r rune) bool { return r < ' ' || r == 0x7f || r == utf8.RuneError }) >= 0 {
-			msg = quote.Value(msg)
-		}
-		s += ": " + msg
-	}
-	if e.RequestID != "" {
-		s += " (request " + quote.Name(e.RequestID) + ")"
-	}
-	return s
-}
-
-// ErrorCode implements smithy.APIError.
-func (e *APIError) ErrorCode() string { return e.Code }
-
-// ErrorMessage implements smithy.APIError.
-func (e *APIError) ErrorMessage() string { return e.Message }
-
-// ErrorFault implements smithy.APIError: 5xx answers are the server's fault.
-func (e *APIError) ErrorFault() smithy.ErrorFault {
-	if e.Status >= 500 {
-		return smithy.FaultServer
-	}
-	return smithy.FaultClient
-}
-
-// HTTPStatusCode returns the HTTP status of the answer.
-func (e *APIError) HTTPStatusCode() int { return e.Status }
+// APIError is an EC2 error answer (the Query protocol's Response/Errors/Error): its status, code, message and request ID
+// (internal/apierror, which ec2api and eksapi share).
+type APIError = apierror.APIError
 
 // StatusError is an answer with an error status that is not an EC2 error (no error
 // code: a proxy's or load balancer's page, for example).

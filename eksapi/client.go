@@ -24,14 +24,13 @@ import (
 	"net/url"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
-	"github.com/aws/smithy-go"
 
 	"github.com/eksboot/eksboot/awsconf"
+	"github.com/eksboot/eksboot/internal/apierror"
 	"github.com/eksboot/eksboot/internal/quote"
 )
 
@@ -169,48 +168,9 @@ func (c *Client) get(ctx context.Context, path string) ([]byte, error) {
 	return body, nil
 }
 
-// APIError is an error answer of EKS: its HTTP status and its error code and
-// message. It implements smithy.APIError.
-type APIError struct {
-	// Status is the HTTP status code.
-	Status int
-	// Code is the error code (AccessDeniedException, ThrottlingException...).
-	Code string
-	// Message is the error message; it may be empty.
-	Message string
-}
-
-var _ smithy.APIError = (*APIError)(nil)
-
-// Error is one short line: the code and message are a server's text, quoted
-// (quote.Name, quote.Value) when long or not plain.
-func (e *APIError) Error() string {
-	if e.Message == "" {
-		return fmt.Sprintf("HTTP %d, %s", e.Status, quote.Name(e.Code))
-	}
-	msg := e.Message
-	if len(msg) > 200 || strings.IndexFunc(msg, func(r rune) bool { return r < ' ' || r == 0x7f || r == utf8.RuneError }) >= 0 {
-		msg = quote.Value(msg)
-	}
-	return fmt.Sprintf("HTTP %d, %s: %s", e.Status, quote.Name(e.Code), msg)
-}
-
-// ErrorCode implements smithy.APIError.
-func (e *APIError) ErrorCode() string { return e.Code }
-
-// ErrorMessage implements smithy.APIError.
-func (e *APIError) ErrorMessage() string { return e.Message }
-
-// ErrorFault implements smithy.APIError: 5xx answers are the server's fault.
-func (e *APIError) ErrorFault() smithy.ErrorFault {
-	if e.Status >= 500 {
-		return smithy.FaultServer
-	}
-	return smithy.FaultClient
-}
-
-// HTTPStatusCode returns the HTTP status of the answer.
-func (e *APIError) HTTPStatusCode() int { return e.Status }
+// APIError is an EKS error answer: its status, code, message and request ID
+// (internal/apierror, which ec2api and eksapi share).
+type APIError = apierror.APIError
 
 // StatusError is an answer with an error status that is not an EKS error (no error
 // code: a proxy's or load balancer's page, for example).
