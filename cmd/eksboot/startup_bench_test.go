@@ -319,16 +319,23 @@ func stepNames(samples map[string][]float64, prefix string) []string {
 }
 
 // instructions runs args once under callgrind and returns the instruction count
-// ("I refs") as it prints it.
+// ("I refs") as it prints it. A run that fails is made again, up to five times:
+// valgrind cannot run RDTSCP, which Go's runtime executes when one of its locks
+// is contended (runtime.cputicks), so on a busy machine a run may die of SIGILL.
 func instructions(b *testing.B, env []string, args []string) string {
-	cmd := exec.Command("valgrind", append([]string{"--tool=callgrind", "--callgrind-out-file=/dev/null"}, args...)...)
-	cmd.Env = append(slices.Clone(env), "GODEBUG=asyncpreemptoff=1")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return "(" + err.Error() + ")"
+	var why string
+	for range 5 {
+		cmd := exec.Command("valgrind", append([]string{"--tool=callgrind", "--callgrind-out-file=/dev/null"}, args...)...)
+		cmd.Env = append(slices.Clone(env), "GODEBUG=asyncpreemptoff=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			why = err.Error()
+			continue
+		}
+		if m := regexp.MustCompile(`I\s+refs:\s+([0-9,]+)`).FindSubmatch(out); m != nil {
+			return string(m[1])
+		}
+		return "(no count)"
 	}
-	if m := regexp.MustCompile(`I\s+refs:\s+([0-9,]+)`).FindSubmatch(out); m != nil {
-		return string(m[1])
-	}
-	return "(no count)"
+	return "(" + why + ", five times)"
 }
