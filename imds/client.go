@@ -10,17 +10,20 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	sdkimds "github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
 )
 
-// Limits of one answer, in bytes. The SDK reads every body whole before it
-// returns it, so they are applied on the wire, by the HTTP client: an answer
-// larger than its limit is cut off there and fails its path, costing no more
-// memory than the limit. Real answers are far smaller: facts are tens of bytes,
+// Limits of one answer, in bytes, applied on the wire as the body is read (for
+// MetadataClient, by the SDK's HTTP client, since the SDK reads every body whole
+// before it returns it): an answer larger than its limit is cut off there and
+// fails its path, costing no more memory than the limit. Real answers are far smaller: facts are tens of bytes,
 // the identity document about 500, the user data at most 16 KiB on EC2 (more
 // reaches no instance).
 const (
@@ -115,32 +118,57 @@ func refuseRedirect(req *http.Request, _ []*http.Request) error {
 	return &redirectError{status: status, host: req.URL.Host}
 }
 
-// client reads paths through one SDK client. The SDK keeps one session token
-// for the Fetch and drops it when a GET answers 401, so the next attempt PUTs
-// for a new one. The SDK's own retries and timeouts are off: read retries,
-// so it can count attempts and name the last status.
+// client reads paths for one Fetch over one HTTP client, keeping the session
+// token the paths share. It speaks IMDSv2 as aws-sdk-go-v2's feature/ec2/imds
+// client does (oracle_test.go holds it to that client, the same requests and the
+// same outcomes for every fault of the fake), without the SDK's middleware stack,
+// which cost every boot more instructions than the whole of a minimal bootstrap:
+//
+//   - one token (PUT latest/api/token, a TTL of tokenTTL) for every path, fetched
+//     by the first path that needs one while the others wait, and fetched again
+//     once its TTL has run out or a GET answered 401;
+//   - a token answer that is not a token, or that gives no TTL, fails the attempt;
+//   - with AllowIMDSv1, a refused token (403, 404, 405) or an unreachable token
+//     path turns IMDSv1 on for the later paths, and any other token failure but
+//     400 lets this one GET go without a token; a 401 turns IMDSv2 back on.
+//
+// No retries or timeouts of its own: read retries, so it can count attempts and
+// name the last status.
 type client struct {
-	sdk        *sdkimds.Client
+	base       string // "scheme://host[:port]"
+	hc         *http.Client
 	tr         *http.Transport
 	opts       Options
 	sequential bool // read one path at a time (the benchmark's baseline)
+	// via, when set (by tests), reads a path in place of the client's own get.
+	via func(ctx context.Context, path string) (string, error)
+
+	mu      sync.Mutex // held while the token is checked or fetched
+	token   string     // the session token; "" when there is none yet
+	expires time.Time
+	v1      atomic.Bool // IMDSv1 is on (see above): GETs go without a token
 }
+
+// DefaultEndpoint is the service's address when Options.Endpoint is "".
+const DefaultEndpoint = "http://169.254.169.254"
+
+// tokenTTL is the lifetime asked for each session token, the SDK's: a Fetch
+// ends well within it.
+const tokenTTL = 300
+
+// userAgent is the User-Agent of every request.
+const userAgent = "eksboot"
 
 func newClient(opts Options) *client {
 	tr := newTransport()
-	fallback := aws.FalseTernary
-	if opts.AllowIMDSv1 {
-		fallback = aws.TrueTernary
+	base := opts.Endpoint
+	if base == "" {
+		base = DefaultEndpoint
 	}
-	return &client{opts: opts, tr: tr, sdk: sdkimds.New(sdkimds.Options{
-		Endpoint:                 opts.Endpoint,
-		ClientEnableState:        sdkimds.ClientEnabled,
-		EnableFallback:           fallback,
-		HTTPClient:               &recorder{hc: &http.Client{Transport: tr, CheckRedirect: refuseRedirect}},
-		Retryer:                  aws.NopRetryer{},
-		DisableDefaultTimeout:    true,
-		DisableDefaultMaxBackoff: true,
-	})}
+	return &client{
+		base: strings.TrimSuffix(base, "/"), opts: opts, tr: tr,
+		hc: &http.Client{Transport: tr, CheckRedirect: refuseRedirect},
+	}
 }
 
 // newTransport returns the transport of an IMDS client.
@@ -232,9 +260,9 @@ func V1Allowed(flag bool, getenv func(string) string) (bool, error) {
 // close releases the client's idle connections.
 func (c *client) close() { c.tr.CloseIdleConnections() }
 
-// exchange is what one attempt saw on the wire: the SDK's errors do not
-// always carry the status (a failed token PUT's never does), so the HTTP
-// client notes it here.
+// exchange is what one attempt saw on the wire, noted by get (or, under the
+// SDK's client, by recorder: its errors do not always carry the status, a
+// failed token PUT's never does); read's verdicts are made from it.
 type exchange struct {
 	tokenAsked  bool  // this attempt PUT for a token
 	tokenStatus int   // status of a token PUT made by this attempt; 0 if none
@@ -246,8 +274,9 @@ type exchange struct {
 // exchangeKey is the context key of an attempt's *exchange.
 type exchangeKey struct{}
 
-// recorder is the SDK's HTTP client: it notes each exchange of an attempt
-// and checks a token before the SDK uses it.
+// recorder is the HTTP client of the SDK's clients (MetadataClient's, and the
+// oracle's in the tests): it notes each exchange of an attempt and checks a
+// token before the SDK uses it.
 type recorder struct{ hc *http.Client }
 
 // Do sends req, puts the answer's body behind its limit and notes the result
@@ -321,36 +350,123 @@ func unwrapURL(err error) error {
 	return err
 }
 
-// get returns the body of path, or the SDK's error.
+// get returns the body of path (no leading "/"): a GET with the session token,
+// its answer read through its limit. Each exchange is noted in the attempt's
+// exchange (the context's), which read's verdicts are made from.
 func (c *client) get(ctx context.Context, path string) (string, error) {
-	var content io.ReadCloser
-	var err error
-	switch {
-	case path == PathUserData:
-		var out *sdkimds.GetUserDataOutput
-		if out, err = c.sdk.GetUserData(ctx, &sdkimds.GetUserDataInput{}); err == nil {
-			content = out.Content
-		}
-	case strings.HasPrefix(path, "latest/dynamic/"):
-		var out *sdkimds.GetDynamicDataOutput
-		rest := strings.TrimPrefix(path, "latest/dynamic/")
-		if out, err = c.sdk.GetDynamicData(ctx, &sdkimds.GetDynamicDataInput{Path: rest}); err == nil {
-			content = out.Content
-		}
-	default:
-		var out *sdkimds.GetMetadataOutput
-		rest := strings.TrimPrefix(path, "latest/meta-data/")
-		if out, err = c.sdk.GetMetadata(ctx, &sdkimds.GetMetadataInput{Path: rest}); err == nil {
-			content = out.Content
-		}
+	if c.via != nil {
+		return c.via(ctx, path)
 	}
+	ex, _ := ctx.Value(exchangeKey{}).(*exchange)
+	if ex == nil {
+		ex = &exchange{}
+	}
+	tok, err := c.sessionToken(ctx, ex)
 	if err != nil {
 		return "", err
 	}
-	defer content.Close()
-	b, err := io.ReadAll(content) // read by the SDK already, through limitedBody
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+"/"+path, nil)
 	if err != nil {
+		return "", err
+	}
+	req.Header.Set("User-Agent", userAgent)
+	if tok != "" {
+		req.Header.Set(tokenHeader, tok)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		ex.err = unwrapURL(err)
+		return "", ex.err
+	}
+	ex.status = resp.StatusCode
+	if resp.StatusCode == http.StatusUnauthorized {
+		c.dropToken()
+	}
+	limit := limitOf(path)
+	b, err := io.ReadAll(&limitedBody{rc: resp.Body, left: limit, limit: limit})
+	resp.Body.Close()
+	switch {
+	case err != nil:
 		return "", fmt.Errorf("read answer: %w", err)
+	case resp.StatusCode < 200 || resp.StatusCode > 299:
+		return "", statusError(resp.StatusCode)
 	}
 	return string(b), nil
+}
+
+// Headers of the session token.
+const (
+	tokenHeader    = "X-Aws-Ec2-Metadata-Token"
+	tokenTTLHeader = "X-Aws-Ec2-Metadata-Token-Ttl-Seconds"
+)
+
+// sessionToken returns the token for a GET: the one kept, else a new one, else
+// "" for a GET without one where IMDSv1 is allowed.
+func (c *client) sessionToken(ctx context.Context, ex *exchange) (string, error) {
+	if c.opts.AllowIMDSv1 && c.v1.Load() {
+		return "", nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.token != "" && !time.Now().After(c.expires) {
+		return c.token, nil
+	}
+	tok, ttl, err := c.putToken(ctx, ex)
+	if err != nil {
+		if c.opts.AllowIMDSv1 && ex.tokenStatus != http.StatusBadRequest {
+			return "", nil // this GET without a token
+		}
+		return "", err
+	}
+	c.token, c.expires = tok, time.Now().Add(ttl)
+	return tok, nil
+}
+
+// putToken asks for a session token, noting the exchange in ex.
+func (c *client) putToken(ctx context.Context, ex *exchange) (string, time.Duration, error) {
+	ex.tokenAsked = true
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, c.base+"/"+PathToken, nil)
+	if err != nil {
+		return "", 0, err
+	}
+	req.Header.Set("User-Agent", userAgent)
+	req.Header.Set(tokenTTLHeader, strconv.Itoa(tokenTTL))
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		ex.tokenErr = unwrapURL(err)
+		c.v1.Store(true) // an unreachable token path: IMDSv1, where allowed
+		return "", 0, ex.tokenErr
+	}
+	ex.tokenStatus = resp.StatusCode
+	resp.Body = &limitedBody{rc: resp.Body, left: MaxAnswer, limit: MaxAnswer}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		switch resp.StatusCode {
+		case http.StatusForbidden, http.StatusNotFound, http.StatusMethodNotAllowed:
+			c.v1.Store(true) // tokens refused: IMDSv1, where allowed
+		}
+		return "", 0, statusError(resp.StatusCode)
+	}
+	if err := checkToken(resp); err != nil {
+		ex.tokenErr = err
+		c.v1.Store(true)
+		return "", 0, err
+	}
+	b, _ := io.ReadAll(resp.Body) // checkToken's copy
+	ttl, err := strconv.ParseInt(resp.Header.Get(tokenTTLHeader), 10, 64)
+	if err != nil {
+		ex.tokenErr = fmt.Errorf("not a token: no TTL in %s", tokenTTLHeader)
+		return "", 0, ex.tokenErr
+	}
+	return string(b), time.Duration(ttl) * time.Second, nil
+}
+
+// dropToken forgets the token after a 401, so the next GET asks for a new one,
+// and turns IMDSv2 back on.
+func (c *client) dropToken() {
+	c.mu.Lock()
+	c.token = ""
+	c.mu.Unlock()
+	c.v1.Store(false)
 }

@@ -248,13 +248,14 @@ func TestFetchAbandonsOtherPathsOnFailure(t *testing.T) {
 
 // BenchmarkFetch fetches the facts of an IPv4 node from the loopback fake, in parallel as
 // Fetch does and one path at a time, with the fake answering at once and
-// after 2ms (about what a busy instance's IMDS takes).
+// after 2ms (about what a busy instance's IMDS takes); parallel-sdk is Fetch
+// through aws-sdk-go-v2's client, as before the own one (FetchWithSDK).
 func BenchmarkFetch(b *testing.B) {
 	for _, latency := range []time.Duration{0, 2 * time.Millisecond} {
 		for _, mode := range []struct {
 			name  string
 			fetch func(context.Context, imds.Options) (*imds.Facts, error)
-		}{{"parallel", imds.Fetch}, {"sequential", imds.FetchSequential}} {
+		}{{"parallel", imds.Fetch}, {"sequential", imds.FetchSequential}, {"parallel-sdk", imds.FetchWithSDK}} {
 			b.Run(fmt.Sprintf("latency=%v/%s", latency, mode.name), func(b *testing.B) {
 				s, err := imdstest.NewServer(imdstest.DefaultInstance())
 				if err != nil {

@@ -6,8 +6,9 @@
 // the local host name, and, when asked, the IPv6 addresses and the user data.
 // A run on a usual instance makes five GETs after its token.
 //
-// It is built to survive what early boot throws at it. It speaks IMDSv2 with
-// one session token per Fetch, fetched again when the service answers 401,
+// It is built to survive what early boot throws at it. It speaks IMDSv2 as
+// aws-sdk-go-v2's feature/ec2/imds client does, with a client of its own that
+// the tests hold to the SDK's (client.go), with one session token per Fetch, fetched again when the service answers 401,
 // and falls back to IMDSv1 only when Options.AllowIMDSv1 says so. It asks
 // independent paths in parallel. Each attempt has its own timeout; connection
 // errors, timeouts, 401, 408, 429, 5xx and a 404 of a path that must exist
@@ -19,8 +20,8 @@
 // is an answer: the value is empty.
 //
 // IMDS is an interface, not an oracle. Every answer is read through a limit on
-// the wire (MaxUserData, MaxIdentityDocument, MaxAnswer), since the SDK reads
-// whole bodies itself; a larger one fails its path at once. No redirect is
+// the wire (MaxUserData, MaxIdentityDocument, MaxAnswer); a larger one fails
+// its path at once. No redirect is
 // followed (it would carry the session token to another host): it fails the
 // path. Each fact is checked as what it is (an instance type of at most 64
 // bytes, a region name, a zone of that region, an instance ID, a domain of the
@@ -128,8 +129,8 @@ type Identity struct {
 // the others exist so tests can run the retries in milliseconds.
 type Options struct {
 	// Endpoint is the base URL of the service, such as "http://127.0.0.1:1338";
-	// "" lets the SDK resolve it (it honours AWS_EC2_METADATA_SERVICE_ENDPOINT,
-	// else uses the link-local address). See ResolveEndpoint.
+	// "" is DefaultEndpoint, the link-local address. ResolveEndpoint gives it
+	// from the flag and the environment.
 	Endpoint string
 	// Timeout is the deadline for the whole Fetch; zero or less means DefaultTimeout.
 	Timeout time.Duration
@@ -213,11 +214,19 @@ type query struct {
 // failure names the path it concerns; when a path fails for good the others
 // are abandoned, and the failures are joined in a fixed order.
 func Fetch(ctx context.Context, opts Options) (*Facts, error) {
-	return fetch(ctx, opts, false)
+	return fetch(ctx, opts, fetchMode{})
 }
 
-// fetch is Fetch; sequential reads one path at a time (for the benchmark).
-func fetch(ctx context.Context, opts Options, sequential bool) (*Facts, error) {
+// fetchMode is how fetch reads, for tests and the benchmark: sequential reads
+// one path at a time; via, when set, gives the client's reads in place of its
+// own get (oracle_test.go: aws-sdk-go-v2's client).
+type fetchMode struct {
+	sequential bool
+	via        func(c *client) func(ctx context.Context, path string) (string, error)
+}
+
+// fetch is Fetch, read as mode says.
+func fetch(ctx context.Context, opts Options, mode fetchMode) (*Facts, error) {
 	if opts.Endpoint != "" {
 		if _, err := checkEndpoint(opts.Endpoint); err != nil {
 			return nil, fmt.Errorf("imds: endpoint %s: %w", excerpt(opts.Endpoint), err)
@@ -227,7 +236,10 @@ func fetch(ctx context.Context, opts Options, sequential bool) (*Facts, error) {
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
 	c := newClient(opts)
-	c.sequential = sequential
+	c.sequential = mode.sequential
+	if mode.via != nil {
+		c.via = mode.via(c)
+	}
 	defer c.close()
 
 	// The identity document goes first, alone: it gets the session token the
