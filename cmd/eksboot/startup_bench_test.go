@@ -42,7 +42,7 @@ import (
 // Page faults (ru_minflt) and the peak RSS are measured by the rusage helper
 // (testdata/rusage), a small parent: a child of this test process would count the
 // test's own memory in ru_maxrss. When valgrind is on PATH, each program's
-// instruction count (callgrind, one run; GODEBUG=asyncpreemptoff=1, as callgrind
+// instruction count (callgrind, one run; GODEBUG=asyncpreemptoff=1,cpu.rdtscp=off, as callgrind
 // cannot follow Go's preemption signals) is printed too: unlike times, it does not
 // move with the machine's load. Numbers are printed, never asserted.
 func BenchmarkStartup(b *testing.B) {
@@ -319,14 +319,15 @@ func stepNames(samples map[string][]float64, prefix string) []string {
 }
 
 // instructions runs args once under callgrind and returns the instruction count
-// ("I refs") as it prints it. A run that fails is made again, up to five times:
-// valgrind cannot run RDTSCP, which Go's runtime executes when one of its locks
-// is contended (runtime.cputicks), so on a busy machine a run may die of SIGILL.
+// ("I refs") as it prints it. valgrind cannot run RDTSCP, which Go's runtime
+// executes when one of its locks is contended (runtime.cputicks): the runs have
+// it off (GODEBUG cpu.rdtscp=off), and a run that fails all the same is made
+// again, up to five times.
 func instructions(b *testing.B, env []string, args []string) string {
 	var why string
 	for range 5 {
 		cmd := exec.Command("valgrind", append([]string{"--tool=callgrind", "--callgrind-out-file=/dev/null"}, args...)...)
-		cmd.Env = append(slices.Clone(env), "GODEBUG=asyncpreemptoff=1")
+		cmd.Env = append(slices.Clone(env), "GODEBUG=asyncpreemptoff=1,cpu.rdtscp=off")
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			why = err.Error()
