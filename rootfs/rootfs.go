@@ -71,7 +71,7 @@ func (r *Root) Resolve(p string) (string, error) {
 			resolved = path.Dir(resolved)
 			continue
 		}
-		next := path.Join(resolved, name)
+		next := joinName(resolved, name)
 		st, err := os.Lstat(r.host(next))
 		if errors.Is(err, fs.ErrNotExist) {
 			resolved = path.Join(append([]string{next}, rest...)...)
@@ -102,6 +102,36 @@ func (r *Root) Resolve(p string) (string, error) {
 	return r.host(path.Clean(resolved)), nil
 }
 
+// joinName is path.Join(dir, name) for a clean absolute dir and a name that is
+// one component ("", "." and ".." are not): it needs no cleaning, which Resolve
+// would otherwise pay for at every component of every path.
+func joinName(dir, name string) string {
+	if dir == "/" {
+		return "/" + name
+	}
+	return dir + "/" + name
+}
+
+// isCleanAbs reports whether p is an absolute path that path.Clean leaves as it
+// is: no empty, "." or ".." component, no trailing slash but for "/" itself.
+func isCleanAbs(p string) bool {
+	if p == "" || p[0] != '/' {
+		return false
+	}
+	start := 1
+	for i := 1; i <= len(p); i++ {
+		if i < len(p) && p[i] != '/' {
+			continue
+		}
+		switch p[start:i] {
+		case "", ".", "..":
+			return p == "/"
+		}
+		start = i + 1
+	}
+	return true
+}
+
 // climbsOut reports whether the relative link target, taken from directory dir,
 // climbs above "/" (which a node would clamp, but which under --root would mean a
 // file outside the root: eksboot refuses it rather than guess).
@@ -127,6 +157,12 @@ func climbsOut(dir, target string) bool {
 
 // host joins a clean absolute node path to the root directory.
 func (r *Root) host(nodePath string) string {
+	if isCleanAbs(nodePath) && nodePath != "/" {
+		if r.dir == "/" {
+			return nodePath
+		}
+		return r.dir + nodePath // both clean and absolute: what filepath.Join gives
+	}
 	return filepath.Join(r.dir, filepath.FromSlash(nodePath))
 }
 
