@@ -6,8 +6,10 @@ import (
 	"os"
 
 	"github.com/eksboot/eksboot/cli"
+	"github.com/eksboot/eksboot/internal/growstack"
 )
 
 func main() {
+	growstack.Main()
 	os.Exit(cli.Main(os.Args, os.Stdout, os.Stderr))
 }
