@@ -4,6 +4,9 @@ GO ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X github.com/eksboot/eksboot/cli.Version=$(VERSION)
 BIN := bin/eksboot
+# What `eksboot render` execs, beside bin/eksboot: render's implementation, whose
+# simulator (gojq, mvdan.cc/sh) stays out of the binary every node boots.
+RENDER_BIN := bin/eksboot-render
 # Tests that talk to fake AWS endpoints run in a fresh network namespace (only a
 # loopback interface) when we are root, so nothing can reach a real address.
 NETNS := $(shell [ "$$(id -u)" = 0 ] && command -v unshare >/dev/null && command -v ip >/dev/null && echo "unshare -n --")
@@ -54,8 +57,9 @@ fuzz: ## Run each fuzz target for FUZZTIME (default 20000x: twenty thousand inpu
 # -buildvcs=auto: the commit and its time go into the binary for eksboot version and
 # the man page (a machine's go env may set -buildvcs=false).
 .PHONY: build
-build: ## Build the static binary into bin/eksboot.
+build: ## Build the static binaries bin/eksboot and bin/eksboot-render (what eksboot render runs).
 	CGO_ENABLED=0 $(GO) build -buildvcs=auto -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/eksboot
+	CGO_ENABLED=0 $(GO) build -buildvcs=auto -ldflags '$(LDFLAGS)' -o $(RENDER_BIN) ./cmd/eksboot-render
 
 # The manual page and the completion scripts come from the commands' own flag
 # definitions, through a build of eksboot for this machine (GOARCH may name another).
@@ -113,9 +117,9 @@ $(DEADCODE):
 	mv bin/tools/.install-deadcode/deadcode $@ && rmdir bin/tools/.install-deadcode
 
 .PHONY: lint
-lint: $(GOLANGCI_LINT) $(DEADCODE) ## golangci-lint with .golangci.yml (staticcheck, errcheck, govet with nilness, gofumpt, godot, gocyclo (30), misspell), then deadcode on the node's binary and the demo.
+lint: $(GOLANGCI_LINT) $(DEADCODE) ## golangci-lint with .golangci.yml (staticcheck, errcheck, govet with nilness, gofumpt, godot, gocyclo (30), misspell), then deadcode on the node's binary, eksboot-render and the demo.
 	$(GOLANGCI_LINT) run ./...
-	@out=$$($(DEADCODE) ./cmd/eksboot ./internal/demo) || exit 1; \
+	@out=$$($(DEADCODE) ./cmd/eksboot ./cmd/eksboot-render ./internal/demo) || exit 1; \
 	  if [ -n "$$out" ]; then printf '%s\n' "$$out"; echo "deadcode: unreachable functions (delete them; a test helper goes in a _test file or a …test package the demo does not link)"; exit 1; fi
 
 .PHONY: parity

@@ -8,9 +8,12 @@
 //
 // A command here parses its command line, calls the package that does the work and
 // prints the outcome: bootstrap (cli/flags.Parse, bootstrap.Validate, Run), init (the user
-// data from IMDS, bootstrap.RequestFromNodeConfigs, Run), render (render.Render, then
-// printRender), doctor (package doctor). A session (newSession) adds the signal
-// handling: where a stop signal found the run comes from bootstrap.Env.OnStep.
+// data from IMDS, bootstrap.RequestFromNodeConfigs, Run), doctor (package doctor). A
+// session (newSession) adds the signal handling: where a stop signal found the run
+// comes from bootstrap.Env.OnStep. render is the exception: its command line is here
+// (RenderFlags), its implementation is a program of its own, eksboot-render
+// (cli/rendercmd), which runRender execs, so that the node's binary does not link the
+// user data's simulator (render.go).
 package cli
 
 import (
@@ -40,11 +43,11 @@ import (
 // the Go version come from the build information: version.go).
 var Version = "dev"
 
-// Exit statuses.
+// Exit statuses, of every command and of eksboot-render (cli/rendercmd).
 const (
-	exitOK      = 0
-	exitFailure = 1
-	exitUsage   = 2
+	ExitOK      = 0
+	ExitFailure = 1
+	ExitUsage   = 2
 )
 
 // Main runs eksboot with args (args[0] is the program name) and returns the exit
@@ -58,7 +61,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	}
 	if len(rest) == 0 {
 		writeUsage(stderr, prog)
-		return exitUsage
+		return ExitUsage
 	}
 	// The commands are in commands() (help, completion and the man page list them
 	// from there); a case here is for what is not a command.
@@ -67,12 +70,12 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return runVersion(prog+" version", rest[1:], stdout, stderr)
 	case "-h", "--help":
 		writeUsage(stdout, prog)
-		return exitOK
+		return ExitOK
 	default:
 		c, ok := lookupCommand(cmd)
 		if !ok {
 			fmt.Fprintf(stderr, "%s: unknown command %s (want %s; see %s help)\n", prog, quote.Value(cmd), strings.Join(commandNames(), ", "), prog)
-			return exitUsage
+			return ExitUsage
 		}
 		return c.dispatch(prog+" "+c.name, rest[1:], stdout, stderr)
 	}
@@ -83,15 +86,15 @@ func runBootstrap(prog string, args []string, stdout, stderr io.Writer) int {
 	o, err := flags.Parse(args, os.Getenv)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v (see --help)\n", prog, err)
-		return exitUsage
+		return ExitUsage
 	}
 	if o.Help {
 		flags.Usage(stdout, prog)
-		return exitOK
+		return ExitOK
 	}
 	c, err := bootstrap.Validate(o)
 	if err != nil {
-		return finish(prog, err, zap.NewNop(), stderr)
+		return Finish(prog, err, zap.NewNop(), stderr)
 	}
 	s, code := newSession(prog, c.Settings, stdout, stderr)
 	if s == nil {
@@ -117,17 +120,17 @@ type session struct {
 const stopGrace = time.Second
 
 // newSession sets up a session for the settings o. A bad --log-format or --root gets
-// one line on stderr and a nil session with exitUsage.
+// one line on stderr and a nil session with ExitUsage.
 func newSession(prog string, o bootstrap.Settings, stdout, stderr io.Writer) (*session, int) {
-	log, err := newLogger(o.LogFormat, stderr)
+	log, err := NewLogger(o.LogFormat, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
-		return nil, exitUsage
+		return nil, ExitUsage
 	}
 	root, err := rootfs.New(o.Root)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: --root: %v\n", prog, err)
-		return nil, exitUsage
+		return nil, ExitUsage
 	}
 	run := &runState{}
 	ctx, cancel := context.WithCancelCause(context.Background())
@@ -149,7 +152,7 @@ func newSession(prog string, o bootstrap.Settings, stdout, stderr io.Writer) (*s
 			if line, ok := run.giveUp(prog); ok {
 				_ = log.Sync()
 				fmt.Fprintln(stderr, line)
-				os.Exit(exitFailure)
+				os.Exit(ExitFailure)
 			}
 		}
 	}()
@@ -164,7 +167,7 @@ func newSession(prog string, o bootstrap.Settings, stdout, stderr io.Writer) (*s
 	env := bootstrap.DefaultEnv(root, log, stdout, stderr)
 	env.OnStep = run.step
 	envHook(env)
-	return &session{log: log, ctx: ctx, env: env, run: run, stop: stop}, exitOK
+	return &session{log: log, ctx: ctx, env: env, run: run, stop: stop}, ExitOK
 }
 
 // close releases the signal handler and flushes the log.
@@ -271,12 +274,12 @@ func (r *runState) ended() {
 // giveUp is stopped for a run that did not end within stopGrace.
 func (r *runState) giveUp(prog string) (string, bool) { return r.stopped(prog, true) }
 
-// maxLine bounds the error line finish writes.
+// maxLine bounds the error line Finish writes.
 const maxLine = 8 << 10
 
-// finish reports err, of a command that ran no session, as one line and returns the
-// exit status for it.
-func finish(prog string, err error, log *zap.Logger, stderr io.Writer) int {
+// Finish reports err, of a command that ran no session, as one line and returns the
+// exit status for it (cli/rendercmd's too).
+func Finish(prog string, err error, log *zap.Logger, stderr io.Writer) int {
 	return finishRun(prog, err, log, nil, stderr)
 }
 
@@ -286,14 +289,14 @@ func (s *session) finish(prog string, err error, stderr io.Writer) int {
 	return finishRun(prog, err, s.log, s.run, stderr)
 }
 
-// finishRun is finish, with the session's run (r, nil without one).
+// finishRun is Finish, with the session's run (r, nil without one).
 func finishRun(prog string, err error, log *zap.Logger, r *runState, stderr io.Writer) int {
 	if err == nil {
 		if r != nil {
 			r.ended()
 		}
 		log.Info("complete")
-		return exitOK
+		return ExitOK
 	}
 	_ = log.Sync()
 	msg := strings.ReplaceAll(err.Error(), "\n", " ")
@@ -309,14 +312,14 @@ func finishRun(prog string, err error, log *zap.Logger, r *runState, stderr io.W
 	if r != nil {
 		if line, ok := r.stopped(prog, false); ok {
 			fmt.Fprintf(stderr, "%s: %s\n", line, msg)
-			return exitFailure
+			return ExitFailure
 		}
 	}
 	var ue *bootstrap.UsageError
 	if errors.As(err, &ue) {
 		fmt.Fprintf(stderr, "%s: %s\n", prog, msg)
-		return exitUsage
+		return ExitUsage
 	}
 	fmt.Fprintf(stderr, "%s: error: %s\n", prog, msg)
-	return exitFailure
+	return ExitFailure
 }

@@ -48,7 +48,7 @@ func TestMainCommands(t *testing.T) {
 
 func TestJSONLogs(t *testing.T) {
 	var b bytes.Buffer
-	log, err := newLogger("json", &b)
+	log, err := NewLogger("json", &b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestJSONLogs(t *testing.T) {
 		t.Errorf("json log line %q: %v", b.String(), err)
 	}
 	b.Reset()
-	log, _ = newLogger("console", &b)
+	log, _ = NewLogger("console", &b)
 	log.Info("step done")
 	if strings.HasPrefix(b.String(), "20") || !strings.HasPrefix(b.String(), "INFO\t") {
 		t.Errorf("console line %q: want no timestamp (journald adds it)", b.String())

@@ -57,8 +57,8 @@ func commands() []command {
 			summary: "print what a node launched with that user data would get (offline)",
 			about:   renderAbout,
 			flags: func(prog string) *pflag.FlagSet {
-				var o renderFlags
-				return o.flagSet(prog)
+				var o RenderFlags
+				return o.FlagSet(prog)
 			},
 			run: runRender,
 		},
@@ -154,7 +154,7 @@ func (c command) dispatch(prog string, args []string, stdout, stderr io.Writer) 
 		if err := c.writeHelp(stdout, prog); err != nil {
 			return c.run(prog, args, stdout, stderr) // its own help, then
 		}
-		return exitOK
+		return ExitOK
 	}
 	return c.run(prog, args, stdout, stderr)
 }

@@ -40,11 +40,11 @@ func runCompletion(prog string, args []string, stdout, stderr io.Writer) int {
 	fs := helpOnlyFlags(prog)
 	if err := fs.Parse(args); err != nil {
 		fmt.Fprintf(stderr, "%s: %v (see --help)\n", prog, err)
-		return exitUsage
+		return ExitUsage
 	}
 	if fs.NArg() != 1 {
 		fmt.Fprintf(stderr, "%s: want one shell: %s\n", prog, strings.Join(shells, ", "))
-		return exitUsage
+		return ExitUsage
 	}
 	model := completionModel(strings.TrimSuffix(prog, " completion"))
 	switch fs.Arg(0) {
@@ -56,9 +56,9 @@ func runCompletion(prog string, args []string, stdout, stderr io.Writer) int {
 		_, _ = io.WriteString(stdout, fishCompletion(model))
 	default:
 		fmt.Fprintf(stderr, "%s: shell %q: want %s\n", prog, fs.Arg(0), strings.Join(shells, ", "))
-		return exitUsage
+		return ExitUsage
 	}
-	return exitOK
+	return ExitOK
 }
 
 // flagWords are a flag's words on the command line: --name, and -x.

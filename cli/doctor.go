@@ -49,7 +49,7 @@ func runDoctor(prog string, args []string, stdout, stderr io.Writer) int {
 	fs := f.flagSet(prog)
 	if err := fs.Parse(args); err != nil {
 		fmt.Fprintf(stderr, "%s: %v (see --help)\n", prog, err)
-		return exitUsage
+		return ExitUsage
 	}
 	if f.help {
 		fmt.Fprintf(stdout, "Usage: %s [--root DIR] [--output text|json] [--timeout D]\n\n"+
@@ -57,7 +57,7 @@ func runDoctor(prog string, args []string, stdout, stderr io.Writer) int {
 			"containerd and the kubelet. Each check is ok, warn or FAIL with its evidence and a fix (skip: --timeout left it\n"+
 			"no time); exit 1 when one failed.\n\n%s",
 			prog, fs.FlagUsages())
-		return exitOK
+		return ExitOK
 	}
 	var problem string
 	switch {
@@ -72,17 +72,17 @@ func runDoctor(prog string, args []string, stdout, stderr io.Writer) int {
 	}
 	if problem != "" {
 		fmt.Fprintf(stderr, "%s: %s\n", prog, problem)
-		return exitUsage
+		return ExitUsage
 	}
 	root, err := rootfs.New(f.root)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: --root: %v\n", prog, err)
-		return exitUsage
+		return ExitUsage
 	}
 	endpoint, err := imds.ResolveEndpoint(f.imdsEndpoint, os.Getenv)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
-		return exitUsage
+		return ExitUsage
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -115,10 +115,10 @@ func runDoctor(prog string, args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil && !errors.Is(err, syscall.EPIPE) {
 		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
-		return exitFailure
+		return ExitFailure
 	}
 	if r.Failed() {
-		return exitFailure
+		return ExitFailure
 	}
-	return exitOK
+	return ExitOK
 }

@@ -29,12 +29,12 @@ func TestDoctorUsage(t *testing.T) {
 	} {
 		var stdout, stderr bytes.Buffer
 		code := Main(append([]string{"eksboot", "doctor"}, tc.args...), &stdout, &stderr)
-		if code != exitUsage || !strings.Contains(stderr.String(), tc.want) || strings.Count(stderr.String(), "\n") != 1 || stdout.Len() != 0 {
+		if code != ExitUsage || !strings.Contains(stderr.String(), tc.want) || strings.Count(stderr.String(), "\n") != 1 || stdout.Len() != 0 {
 			t.Errorf("doctor %v: exit %d, stderr %q, stdout %q; want exit 2 and one line with %q", tc.args, code, stderr.String(), stdout.String(), tc.want)
 		}
 	}
 	var stdout bytes.Buffer
-	if code := Main([]string{"eksboot", "doctor", "--help"}, &stdout, &bytes.Buffer{}); code != exitOK || !strings.Contains(stdout.String(), "--output") {
+	if code := Main([]string{"eksboot", "doctor", "--help"}, &stdout, &bytes.Buffer{}); code != ExitOK || !strings.Contains(stdout.String(), "--output") {
 		t.Errorf("--help: exit %d\n%s", code, stdout.String())
 	}
 }
@@ -53,7 +53,7 @@ func TestDoctorOnABrokenNode(t *testing.T) {
 
 	var stdout, stderr bytes.Buffer
 	code := Main([]string{"eksboot", "doctor", "--root", dir, "--imds-endpoint", srv.URL(), "--output", "json", "--timeout", "20s"}, &stdout, &stderr)
-	if code != exitFailure {
+	if code != ExitFailure {
 		t.Errorf("exit %d, want 1\nstdout %s\nstderr %s", code, stdout.String(), stderr.String())
 	}
 	var r struct {
@@ -85,7 +85,7 @@ func TestDoctorOnABrokenNode(t *testing.T) {
 	stdout.Reset()
 	code = Main([]string{"eksboot", "doctor", "--root", dir, "--imds-endpoint", srv.URL()}, &stdout, &stderr)
 	out := stdout.String()
-	if code != exitFailure || !strings.Contains(out, "\nIMDS\n  FAIL  imds.token") || !strings.Contains(out, "fix: Turn it on") ||
+	if code != ExitFailure || !strings.Contains(out, "\nIMDS\n  FAIL  imds.token") || !strings.Contains(out, "fix: Turn it on") ||
 		!strings.Contains(out, " FAIL (") {
 		t.Errorf("text report, exit %d:\n%s", code, out)
 	}

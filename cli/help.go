@@ -39,21 +39,21 @@ func runHelp(prog string, args []string, stdout, stderr io.Writer) int {
 	fs := helpOnlyFlags(prog)
 	if err := fs.Parse(args); err != nil {
 		fmt.Fprintf(stderr, "%s: %v (see --help)\n", prog, err)
-		return exitUsage
+		return ExitUsage
 	}
 	switch fs.NArg() {
 	case 0:
 		writeUsage(stdout, top)
-		return exitOK
+		return ExitOK
 	case 1:
 	default:
 		fmt.Fprintf(stderr, "%s: want one COMMAND, got %d arguments\n", prog, fs.NArg())
-		return exitUsage
+		return ExitUsage
 	}
 	c, ok := lookupCommand(fs.Arg(0))
 	if !ok {
 		fmt.Fprintf(stderr, "%s: unknown command %s (want %s)\n", prog, quote.Value(fs.Arg(0)), strings.Join(commandNames(), ", "))
-		return exitUsage
+		return ExitUsage
 	}
 	return c.dispatch(top+" "+c.name, []string{"--help"}, stdout, stderr)
 }

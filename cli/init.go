@@ -47,23 +47,23 @@ func runInit(prog string, args []string, stdout, stderr io.Writer) int {
 	fs := initFlags(prog, &opts, &phase)
 	if err := flags.CheckValues(fs, args); err != nil {
 		fmt.Fprintf(stderr, "%s: %v (see --help)\n", prog, err)
-		return exitUsage
+		return ExitUsage
 	}
 	if err := fs.Parse(args); err != nil {
 		fmt.Fprintf(stderr, "%s: %v (see --help)\n", prog, err)
-		return exitUsage
+		return ExitUsage
 	}
 	if opts.Help {
 		fmt.Fprintf(stdout, "Usage: %s [options]\n\nConfigures this node from the NodeConfig parts of its user data, then /etc/eks/eksboot.d/*.yaml.\n\nOptions:\n%s", prog, fs.FlagUsages())
-		return exitOK
+		return ExitOK
 	}
 	if fs.NArg() > 0 || (phase != phaseAll && phase != phaseConfig && phase != phaseRun) {
 		fmt.Fprintf(stderr, "%s: --phase %q: want all, config or run, and no arguments (see --help)\n", prog, phase)
-		return exitUsage
+		return ExitUsage
 	}
 	settings, err := bootstrap.CheckSettings(opts, true)
 	if err != nil {
-		return finish(prog, err, zap.NewNop(), stderr)
+		return Finish(prog, err, zap.NewNop(), stderr)
 	}
 	// The config phase writes the files and only reloads systemd: containerd and
 	// the kubelet start after it and must see its drop-ins. The run phase restarts
@@ -82,7 +82,7 @@ func runInit(prog string, args []string, stdout, stderr io.Writer) int {
 	}
 	if !ok {
 		log.Info("no NodeConfig in the user data or " + dropInDir + ": nothing to do (scripts are cloud-init's; their /etc/eks/bootstrap.sh runs eksboot)")
-		return exitOK
+		return ExitOK
 	}
 	log.Info("configuring from " + req.From)
 	err = bootstrap.Run(ctx, req.Config, env)

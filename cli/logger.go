@@ -15,14 +15,14 @@ import (
 	"github.com/eksboot/eksboot/bootstrap"
 )
 
-// newLogger returns the logger for format "console" (human lines without timestamps:
+// NewLogger returns the logger for format "console" (human lines without timestamps:
 // journald adds them), "json" (one object per line, for log pipelines) or "journal"
 // (the journal's native protocol: each entry at its priority, its fields as journal
 // fields). Under systemd, when w is stderr and stderr is the journal's stream
 // (JOURNAL_STREAM names it), "console" logs to the journal too: through the stream
 // every line would be stored at priority 6, so `journalctl -p warning` would miss the
 // warnings. When the journal's socket cannot be reached, the console encoder is used.
-func newLogger(format string, w io.Writer) (*zap.Logger, error) {
+func NewLogger(format string, w io.Writer) (*zap.Logger, error) {
 	switch format {
 	case bootstrap.LogConsole, bootstrap.LogJSON, bootstrap.LogJournal:
 	default:

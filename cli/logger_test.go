@@ -70,7 +70,7 @@ func TestJournalFormatWithoutAJournal(t *testing.T) {
 		t.Skip("this machine's journal is reachable")
 	}
 	var b bytes.Buffer
-	log, err := newLogger("journal", &b)
+	log, err := NewLogger("journal", &b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestJournalFormatWithoutAJournal(t *testing.T) {
 	if !strings.Contains(b.String(), "the journal's socket cannot be reached") || !strings.Contains(b.String(), "INFO\teksboot\tstep done") {
 		t.Errorf("console fallback %q", b.String())
 	}
-	if _, err := newLogger("syslog", &b); err == nil || err.Error() != `--log-format "syslog": want console, json or journal` {
+	if _, err := NewLogger("syslog", &b); err == nil || err.Error() != `--log-format "syslog": want console, json or journal` {
 		t.Errorf("bad format: %v", err)
 	}
 }

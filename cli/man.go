@@ -15,15 +15,15 @@ func runMan(prog string, args []string, stdout, stderr io.Writer) int {
 	fs := helpOnlyFlags(prog)
 	if err := fs.Parse(args); err != nil {
 		fmt.Fprintf(stderr, "%s: %v (see --help)\n", prog, err)
-		return exitUsage
+		return ExitUsage
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "%s: unexpected arguments %q (see --help)\n", prog, fs.Args())
-		return exitUsage
+		return ExitUsage
 	}
 	bi, _ := debug.ReadBuildInfo()
 	_, _ = io.WriteString(stdout, manPage(buildVersion(bi, Version)))
-	return exitOK
+	return ExitOK
 }
 
 // roff escapes text for a roff line: backslashes, hyphens (so that man prints flags

@@ -124,14 +124,14 @@ func runMaxPods(prog string, args []string, stdout, stderr io.Writer) int {
 	fs := f.flagSet(prog)
 	usageErr := func(err error) int {
 		fmt.Fprintf(stderr, "%s: %s (see --help)\n", prog, strings.ReplaceAll(err.Error(), "\n", " "))
-		return exitUsage
+		return ExitUsage
 	}
 	if err := fs.Parse(args); err != nil {
 		return usageErr(err)
 	}
 	if f.help {
 		fmt.Fprintf(stdout, "Usage: %s [options]\n\nPrints the kubelet max pods for an instance type, as max-pods-calculator.sh does.\n\nOptions:\n%s", prog, fs.FlagUsages())
-		return exitOK
+		return ExitOK
 	}
 	o, err := f.check(fs)
 	if err != nil {
@@ -151,7 +151,7 @@ func runMaxPods(prog string, args []string, stdout, stderr io.Writer) int {
 		inst, err := imds.Fetch(ctx, imds.Options{Endpoint: endpoint, Timeout: f.imdsTimeout})
 		if err != nil {
 			fmt.Fprintf(stderr, "%s: error: %v\n", prog, err)
-			return exitFailure
+			return ExitFailure
 		}
 		req.InstanceType, region, req.NodeCPUs = inst.InstanceType, inst.Region, runtime.NumCPU()
 	}
@@ -167,7 +167,7 @@ func runMaxPods(prog string, args []string, stdout, stderr io.Writer) int {
 	a := maxpods.Resolve(ctx, req)
 	if a.Fallback {
 		fmt.Fprintf(stderr, "%s: error: %s\n", prog, strings.TrimSuffix(a.Warnings[len(a.Warnings)-1], fmt.Sprintf("; using max pods %d", maxpods.Default)))
-		return exitFailure
+		return ExitFailure
 	}
 	if f.output == "json" {
 		return printJSON(stdout, stderr, prog, req.InstanceType, a)
@@ -180,7 +180,7 @@ func runMaxPods(prog string, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "%s: warning: %s\n", prog, w)
 		}
 	}
-	return exitOK
+	return ExitOK
 }
 
 // printExplain prints the facts, the formula and the steps behind a.
@@ -232,7 +232,7 @@ func printJSON(stdout, stderr io.Writer, prog, instanceType string, a maxpods.An
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(doc); err != nil {
 		fmt.Fprintf(stderr, "%s: error: %v\n", prog, err)
-		return exitFailure
+		return ExitFailure
 	}
-	return exitOK
+	return ExitOK
 }

@@ -33,7 +33,7 @@ func TestEmptyRootIsAnError(t *testing.T) {
 			t.Chdir(cwd)
 			var stdout, stderr bytes.Buffer
 			code := Main(tc.args, &stdout, &stderr)
-			if code != exitUsage || !strings.Contains(stderr.String(), tc.want) {
+			if code != ExitUsage || !strings.Contains(stderr.String(), tc.want) {
 				t.Errorf("exit %d, stderr %q; want exit 2 and --root named", code, stderr.String())
 			}
 			if entries, _ := os.ReadDir(cwd); len(entries) != 0 {

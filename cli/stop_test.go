@@ -82,9 +82,9 @@ func TestStopLineSaysWhere(t *testing.T) {
 // at most about 8 KiB.
 func TestFinishWritesOneShortLine(t *testing.T) {
 	var stderr bytes.Buffer
-	code := finish("p", errors.New(strings.Repeat("é", 100<<10)+"\nsecond line"), zap.NewNop(), &stderr)
+	code := Finish("p", errors.New(strings.Repeat("é", 100<<10)+"\nsecond line"), zap.NewNop(), &stderr)
 	line := stderr.String()
-	if code != exitFailure || strings.Count(line, "\n") != 1 || len(line) > maxLine+64 || !strings.HasSuffix(line, "…(204812 bytes)\n") {
+	if code != ExitFailure || strings.Count(line, "\n") != 1 || len(line) > maxLine+64 || !strings.HasSuffix(line, "…(204812 bytes)\n") {
 		t.Errorf("exit %d, %d bytes, %d line breaks, ends %q", code, len(line), strings.Count(line, "\n"), line[max(0, len(line)-40):])
 	}
 }

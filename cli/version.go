@@ -88,27 +88,27 @@ func runVersion(prog string, args []string, stdout, stderr io.Writer) int {
 	fs := o.flagSet(prog)
 	if err := fs.Parse(args); err != nil {
 		fmt.Fprintf(stderr, "%s: %v (see --help)\n", prog, err)
-		return exitUsage
+		return ExitUsage
 	}
 	switch {
 	case o.help:
 		return writeHelpOf(stdout, stderr, "version", prog)
 	case fs.NArg() > 0:
 		fmt.Fprintf(stderr, "%s: unexpected arguments %q (see --help)\n", prog, fs.Args())
-		return exitUsage
+		return ExitUsage
 	case o.output != "text" && o.output != "json":
 		fmt.Fprintf(stderr, "%s: --output %q: want text or json\n", prog, o.output)
-		return exitUsage
+		return ExitUsage
 	}
 	bi, _ := debug.ReadBuildInfo()
 	v := buildVersion(bi, Version)
 	if o.output == "json" {
 		b, _ := json.Marshal(v) // a struct of strings and a bool
 		fmt.Fprintf(stdout, "%s\n", b)
-		return exitOK
+		return ExitOK
 	}
 	_, _ = io.WriteString(stdout, v.text())
-	return exitOK
+	return ExitOK
 }
 
 // writeHelpOf writes the help of the command called name.
@@ -116,7 +116,7 @@ func writeHelpOf(stdout, stderr io.Writer, name, prog string) int {
 	c, _ := lookupCommand(name)
 	if err := c.writeHelp(stdout, prog); err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
-		return exitFailure
+		return ExitFailure
 	}
-	return exitOK
+	return ExitOK
 }

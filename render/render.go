@@ -9,15 +9,13 @@
 // Nothing is written and nothing runs on the host; the CLI parses render's flags and
 // prints the Result.
 //
-// Nothing on the boot path (bootstrap, init, the bootstrap.sh shim) imports this
-// package or render/sim: only the cli's render command does. They share eksboot's
-// binary, so their package initialisation runs at every start: this package and
-// render/sim have none (their values are constants or built on first use, such as
-// the placeholder CA and the simulated programs' table; the cli's
-// TestRenderPackagesHaveNoInitWork checks it with GODEBUG=inittrace=1). What remains
-// at every start is their libraries' own initialisation: github.com/itchyny/gojq's
-// builtins (about 0.2-0.6 ms, 214 KiB in 2,278 allocations) and mvdan.cc/sh/v3's
-// (about 0.1 ms, 27 KiB), which only leaving them out of the binary would remove.
+// Nothing on the boot path (bootstrap, init, the bootstrap.sh shim) links this package
+// or render/sim: only eksboot-render does (cmd/eksboot-render, cli/rendercmd), the
+// program that `eksboot render` execs. Go runs the package initialisation of every
+// package a binary links at every start, and that of their libraries,
+// github.com/itchyny/gojq (about 1 ms here, 214 KiB in 2,278 allocations) and
+// mvdan.cc/sh/v3 (about 0.1 ms, 27 KiB), would otherwise run at every boot
+// (cmd/eksboot's TestNodeBinaryLinksNoRender).
 package render
 
 import (

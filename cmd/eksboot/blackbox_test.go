@@ -26,12 +26,13 @@ const (
 	blackboxDir = "../../testdata/blackbox"
 )
 
-// binary is the eksboot binary built once for the package's tests.
+// binary is the eksboot binary built once for the package's tests, with
+// eksboot-render beside it (make build's bin/).
 var binary string
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	testtools.MainWithEksboot(m, ".", &binary)
+	testtools.MainWithEksboot(m, ".", &binary, "../eksboot-render")
 }
 
 // TestStatic checks the binary needs no dynamic loader (it runs on any node image).

@@ -1,9 +1,10 @@
 // Package testtools holds what several packages' tests need from outside Go: the
-// static eksboot binary, built once per test binary, and external tools (strace,
-// packer, shellcheck, systemd-analyze) that CI must have. It exists so those rules
-// (how the binary is built, when a missing tool is a skip and when a failure) live
-// in one place. It also holds CompareTrees, the comparison of written (or served)
-// trees that the blackbox, packer and imdstest tests share. Tests only.
+// static eksboot binary (and eksboot-render beside it), built once per test binary,
+// and external tools (strace, packer, shellcheck, systemd-analyze) that CI must have.
+// It exists so those rules (how the binary is built, when a missing tool is a skip
+// and when a failure) live in one place. It also holds CompareTrees, the comparison
+// of written (or served) trees that the blackbox, packer and imdstest tests share.
+// Tests only.
 package testtools
 
 import (
@@ -24,27 +25,37 @@ const RequireEnv = "EKSBOOT_REQUIRE_TOOLS"
 
 // BuildEksboot builds the static eksboot binary (CGO_ENABLED=0) from the main package
 // in dir into a new temporary folder, and returns its path and a function that
-// removes the folder. Call it from TestMain.
-func BuildEksboot(dir string) (string, func(), error) {
+// removes the folder. Each of siblings, the directory of another main package, is
+// built into the same folder under that directory's name, as make build puts
+// bin/eksboot-render beside bin/eksboot (BuildEksboot(".", "../eksboot-render") in
+// cmd/eksboot). Call it from TestMain.
+func BuildEksboot(dir string, siblings ...string) (string, func(), error) {
 	tmp, err := os.MkdirTemp("", "eksboot-test-")
 	if err != nil {
 		return "", nil, err
 	}
 	cleanup := func() { _ = os.RemoveAll(tmp) }
 	bin := filepath.Join(tmp, "eksboot")
-	build := exec.Command("go", "build", "-o", bin, dir)
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		cleanup()
-		return "", nil, fmt.Errorf("go build %s: %w\n%s", dir, err, out)
+	builds := [][2]string{{bin, dir}}
+	for _, s := range siblings {
+		builds = append(builds, [2]string{filepath.Join(tmp, filepath.Base(s)), s})
+	}
+	for _, b := range builds {
+		build := exec.Command("go", "build", "-o", b[0], b[1])
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := build.CombinedOutput(); err != nil {
+			cleanup()
+			return "", nil, fmt.Errorf("go build %s: %w\n%s", b[1], err, out)
+		}
 	}
 	return bin, cleanup, nil
 }
 
-// MainWithEksboot is a TestMain body: it builds the binary from dir, stores its path
-// in *bin, runs the tests and exits with their status.
-func MainWithEksboot(m *testing.M, dir string, bin *string) {
-	path, cleanup, err := BuildEksboot(dir)
+// MainWithEksboot is a TestMain body: it builds the binary from dir (and siblings
+// beside it, as BuildEksboot does), stores its path in *bin, runs the tests and exits
+// with their status.
+func MainWithEksboot(m *testing.M, dir string, bin *string, siblings ...string) {
+	path, cleanup, err := BuildEksboot(dir, siblings...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

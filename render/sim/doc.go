@@ -7,6 +7,7 @@
 // would make without running anything on the host.
 //
 // Nothing on the boot path imports it: eksboot bootstrap and init never evaluate a
-// script (cloud-init runs them on the node). Every evaluation is bounded (Limits on
+// script (cloud-init runs them on the node), and only eksboot-render, the program
+// `eksboot render` execs, links it. Every evaluation is bounded (Limits on
 // its steps, time, output and depth), and its errors name the part and the line.
 package sim

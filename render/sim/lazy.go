@@ -4,8 +4,10 @@ import "sync"
 
 // lazy is a value built on first use. Its zero value is ready and costs nothing when
 // the package is initialised, unlike a map literal, a sync.OnceValue or an init
-// function: every eksboot process initialises this package (the boot path included,
-// which never renders), so its tables and regular expressions are lazy values.
+// function. The tables and regular expressions were made lazy values when every
+// eksboot process, the boot path included, initialised this package; only
+// eksboot-render links it now (cli/rendercmd), and a render still builds only those
+// its user data uses.
 type lazy[T any] struct {
 	once sync.Once
 	v    T

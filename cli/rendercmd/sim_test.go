@@ -1,4 +1,4 @@
-package cli
+package rendercmd
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"go.uber.org/zap"
+
 	"github.com/eksboot/eksboot/eksapi/eksapitest"
 	"github.com/eksboot/eksboot/kubeletconf"
 	"github.com/eksboot/eksboot/render"
@@ -17,7 +19,7 @@ import (
 
 func goldenCA(t *testing.T) string {
 	t.Helper()
-	ca, err := os.ReadFile("../testdata/golden/01-m5large-usw2-vpc192/etc/kubernetes/pki/ca.crt")
+	ca, err := os.ReadFile("../../testdata/golden/01-m5large-usw2-vpc192/etc/kubernetes/pki/ca.crt")
 	must(t, err)
 	return base64.StdEncoding.EncodeToString(ca)
 }
@@ -26,7 +28,7 @@ func renderScript(t *testing.T, s string) (*render.Result, error) {
 	t.Helper()
 	return render.Render(context.Background(), []byte(s), render.Options{
 		InstanceType: "m5.large", Region: "us-west-2",
-		KubeletVersion: kubeletconf.Version{Major: 1, Minor: 32, Patch: 9}, Profile: "al2", Log: zapNop(),
+		KubeletVersion: kubeletconf.Version{Major: 1, Minor: 32, Patch: 9}, Profile: "al2", Log: zap.NewNop(),
 	})
 }
 
@@ -40,7 +42,7 @@ func TestRenderSample04(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	p := filepath.Join(t.TempDir(), "u")
 	must(t, os.WriteFile(p, raw, 0o644))
-	if code := Main([]string{"eksboot", "render", "--user-data", p, "--instance-type", "m5.large"}, &stdout, &stderr); code != 0 {
+	if code := Main([]string{"eksboot render", "--user-data", p, "--instance-type", "m5.large"}, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr.String())
 	}
 	out := stdout.String()
@@ -57,7 +59,7 @@ func TestRenderSample04(t *testing.T) {
 	}
 	r, err := render.Render(context.Background(), raw, render.Options{
 		InstanceType: "m5.large", Region: "us-west-2",
-		KubeletVersion: kubeletconf.Version{Major: 1, Minor: 32, Patch: 9}, Profile: "al2", Log: zapNop(),
+		KubeletVersion: kubeletconf.Version{Major: 1, Minor: 32, Patch: 9}, Profile: "al2", Log: zap.NewNop(),
 	})
 	must(t, err)
 	var kc struct {
@@ -81,7 +83,7 @@ func TestRenderWithDiscovery(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "u.sh")
 	must(t, os.WriteFile(p, []byte(script), 0o644))
 	var stdout, stderr bytes.Buffer
-	if code := Main([]string{"eksboot", "render", "--user-data", p, "--instance-type", "m5.large"}, &stdout, &stderr); code != 0 {
+	if code := Main([]string{"eksboot render", "--user-data", p, "--instance-type", "m5.large"}, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr.String())
 	}
 	out := stdout.String()
@@ -111,7 +113,7 @@ func TestRenderWithDiscovery(t *testing.T) {
 	}
 	stdout.Reset()
 	stderr.Reset()
-	if code := Main([]string{"eksboot", "render", "--user-data", p, "--instance-type", "m5.large", "--discover"}, &stdout, &stderr); code != 0 {
+	if code := Main([]string{"eksboot render", "--user-data", p, "--instance-type", "m5.large", "--discover"}, &stdout, &stderr); code != 0 {
 		t.Fatalf("--discover: exit %d\n%s", code, stderr.String())
 	}
 	out = stdout.String()
@@ -132,7 +134,7 @@ func TestRenderWithDiscovery(t *testing.T) {
 	stderr.Reset()
 	script2 := strings.Replace(script, "my-cluster", "other-cluster", 1)
 	must(t, os.WriteFile(p, []byte(script2), 0o644))
-	if code := Main([]string{"eksboot", "render", "--user-data", p, "--instance-type", "m5.large", "--discover"}, &stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), `cluster discovery for "other-cluster" in us-west-2: ResourceNotFoundException`) {
+	if code := Main([]string{"eksboot render", "--user-data", p, "--instance-type", "m5.large", "--discover"}, &stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), `cluster discovery for "other-cluster" in us-west-2: ResourceNotFoundException`) {
 		t.Errorf("an unknown cluster: exit %d\n%s", code, stderr.String())
 	}
 }

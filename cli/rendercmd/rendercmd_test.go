@@ -1,16 +1,27 @@
-package cli
+package rendercmd
 
 import (
 	"bytes"
 	"encoding/base64"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"testing"
+
+	"github.com/eksboot/eksboot/cli"
 )
+
+// sampleDir holds the user-data samples of every launch tool.
+const sampleDir = "../../testdata/userdata"
+
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
 
 func TestRenderCommand(t *testing.T) {
 	dir := t.TempDir()
@@ -84,7 +95,7 @@ func TestRenderCommand(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			code := Main(append([]string{"eksboot", "render"}, tc.args...), &stdout, &stderr)
+			code := Main(append([]string{"eksboot render"}, tc.args...), &stdout, &stderr)
 			out := stdout.String()
 			if tc.code != 0 {
 				out = stderr.String()
@@ -103,14 +114,14 @@ func TestRenderCommand(t *testing.T) {
 // TestRenderReportsLocalDisks: render runs no helper, but says that the node sets up
 // its instance-store disks before anything else.
 func TestRenderReportsLocalDisks(t *testing.T) {
-	ca, err := os.ReadFile("../testdata/golden/01-m5large-usw2-vpc192/etc/kubernetes/pki/ca.crt")
+	ca, err := os.ReadFile("../../testdata/golden/01-m5large-usw2-vpc192/etc/kubernetes/pki/ca.crt")
 	must(t, err)
 	p := filepath.Join(t.TempDir(), "d.sh")
 	script := "#!/bin/bash\n/etc/eks/bootstrap.sh c --b64-cluster-ca " + base64.StdEncoding.EncodeToString(ca) +
 		" --apiserver-endpoint https://x.example.com --local-disks raid0\n"
 	must(t, os.WriteFile(p, []byte(script), 0o644))
 	var stdout, stderr bytes.Buffer
-	if code := Main([]string{"eksboot", "render", "--user-data", p, "--instance-type", "m5.large"}, &stdout, &stderr); code != 0 {
+	if code := Main([]string{"eksboot render", "--user-data", p, "--instance-type", "m5.large"}, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr.String())
 	}
 	if !strings.Contains(stderr.String(), "setup-local-disks raid0 (render does not run it)") {
@@ -118,45 +129,48 @@ func TestRenderReportsLocalDisks(t *testing.T) {
 	}
 }
 
-// TestRenderPackagesHaveNoInitWork: render and render/sim do nothing when a process
-// starts (their tables and regular expressions are built on first use), so the boot
-// path, which shares the binary, never pays for them (GODEBUG=inittrace=1 lists
-// every package whose initialisation does work).
-func TestRenderPackagesHaveNoInitWork(t *testing.T) {
-	cmd := exec.Command(os.Args[0], "-test.run=^$", "-test.count=1")
-	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
-	if !strings.Contains(string(out), "init runtime @") {
-		t.Fatalf("no inittrace lines:\n%s", out)
-	}
-	for _, line := range strings.Split(string(out), "\n") {
-		for _, pkg := range []string{"github.com/eksboot/eksboot/render ", "github.com/eksboot/eksboot/render/sim "} {
-			if strings.HasPrefix(line, "init "+pkg) {
-				t.Errorf("%s does work at every start: %s", strings.TrimSpace(pkg), line)
-			}
-		}
-	}
-}
-
 // TestRenderSetsItsMemoryLimit: render sets its soft memory limit, keeps a lower one
-// (GOMEMLIMIT), and another command sets none.
+// (GOMEMLIMIT), and eksboot's commands set none.
 func TestRenderSetsItsMemoryLimit(t *testing.T) {
 	old := debug.SetMemoryLimit(math.MaxInt64)
 	t.Cleanup(func() { debug.SetMemoryLimit(old) })
 	var stdout, stderr bytes.Buffer
-	if code := Main([]string{"eksboot", "version"}, &stdout, &stderr); code != 0 || debug.SetMemoryLimit(-1) != math.MaxInt64 {
+	if code := cli.Main([]string{"eksboot", "version"}, &stdout, &stderr); code != 0 || debug.SetMemoryLimit(-1) != math.MaxInt64 {
 		t.Errorf("version: exit %d, memory limit %d, want none", code, debug.SetMemoryLimit(-1))
 	}
 	sample := filepath.Join(sampleDir, "08-karpenter-al2023-nodeconfig.userdata")
-	render := []string{"eksboot", "render", "--user-data", sample, "--instance-type", "m5.large"}
-	if code := Main(render, &stdout, &stderr); code != 0 || debug.SetMemoryLimit(-1) != renderMemoryLimit {
-		t.Errorf("render: exit %d, memory limit %d, want %d\n%s", code, debug.SetMemoryLimit(-1), renderMemoryLimit, stderr.String())
+	render := []string{"eksboot render", "--user-data", sample, "--instance-type", "m5.large"}
+	if code := Main(render, &stdout, &stderr); code != 0 || debug.SetMemoryLimit(-1) != memoryLimit {
+		t.Errorf("render: exit %d, memory limit %d, want %d\n%s", code, debug.SetMemoryLimit(-1), memoryLimit, stderr.String())
 	}
 	debug.SetMemoryLimit(64 << 20)
 	if code := Main(render, &stdout, &stderr); code != 0 || debug.SetMemoryLimit(-1) != 64<<20 {
 		t.Errorf("render under a lower limit: exit %d, memory limit %d, want it kept", code, debug.SetMemoryLimit(-1))
+	}
+}
+
+// TestHelpIsEksbootRendersHelp: eksboot-render --help and -h print what `eksboot render
+// --help` prints (which eksboot answers without eksboot-render), under the name it
+// was run as.
+func TestHelpIsEksbootRendersHelp(t *testing.T) {
+	var want, stderr bytes.Buffer
+	if code := cli.Main([]string{"eksboot", "render", "--help"}, &want, &stderr); code != 0 {
+		t.Fatalf("eksboot render --help: exit %d\n%s", code, stderr.String())
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"eksboot render", "--help"}, want.String()},
+		{[]string{"eksboot render", "-h"}, want.String()},
+		{[]string{"/usr/bin/eksboot-render", "--help"}, strings.Replace(want.String(), "Usage: eksboot render ", "Usage: eksboot-render ", 1)},
+	} {
+		var stdout bytes.Buffer
+		if code := Main(tc.args, &stdout, &stderr); code != 0 || stdout.String() != tc.want || stderr.Len() > 0 {
+			t.Errorf("%q: exit %d\n%s\nwant\n%s\nstderr %q", tc.args, code, stdout.String(), tc.want, stderr.String())
+		}
+	}
+	if !strings.HasPrefix(want.String(), "Usage: eksboot render --user-data FILE --instance-type TYPE [options]\n") {
+		t.Errorf("eksboot render --help:\n%s", want.String())
 	}
 }

@@ -1,4 +1,4 @@
-package cli
+package rendercmd
 
 import (
 	"bytes"
@@ -34,7 +34,7 @@ func TestRenderDiscoverCallerProfile(t *testing.T) {
 		t.Setenv(k, v)
 	}
 	var stdout, stderr bytes.Buffer
-	if code := Main([]string{"eksboot", "render", "--user-data", p, "--instance-type", "m5.large", "--discover"}, &stdout, &stderr); code != 0 {
+	if code := Main([]string{"eksboot render", "--user-data", p, "--instance-type", "m5.large", "--discover"}, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr.String())
 	}
 	got, err := os.ReadFile(args)
@@ -49,7 +49,7 @@ func TestRenderDiscoverCallerProfile(t *testing.T) {
 	t.Setenv("PATH", t.TempDir()) // no aws
 	stdout.Reset()
 	stderr.Reset()
-	if code := Main([]string{"eksboot", "render", "--user-data", p, "--instance-type", "m5.large", "--discover"}, &stdout, &stderr); code != 1 ||
+	if code := Main([]string{"eksboot render", "--user-data", p, "--instance-type", "m5.large", "--discover"}, &stdout, &stderr); code != 1 ||
 		!strings.Contains(stderr.String(), "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set, and the AWS CLI") {
 		t.Errorf("without aws: exit %d\n%s", code, stderr.String())
 	}
