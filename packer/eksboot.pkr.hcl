@@ -35,6 +35,11 @@ locals {
   eksboot_binary = var.eksboot_binary != "" ? var.eksboot_binary : (
     fileexists(local.default_binary) ? local.default_binary : "${local.default_binary} is missing: run make build first (or give -var eksboot_binary=PATH)"
   )
+  # eksboot-render, the program `eksboot render` execs, goes beside eksboot.
+  default_render_binary = "${var.eksboot_binary != "" ? dirname(var.eksboot_binary) : "${path.root}/../bin"}/eksboot-render"
+  eksboot_render_binary = var.eksboot_render_binary != "" ? var.eksboot_render_binary : (
+    fileexists(local.default_render_binary) ? local.default_render_binary : "${local.default_render_binary} is missing: run make build first (or give -var eksboot_render_binary=PATH)"
+  )
   default_docs = "${path.root}/../bin/docs"
   docs_dir = var.docs_dir != "" ? var.docs_dir : (
     fileexists("${local.default_docs}/eksboot.8") ? local.default_docs : "${local.default_docs} is missing: run make man first (or give -var docs_dir=PATH)"
@@ -44,7 +49,7 @@ locals {
   fake_image_sh = "${path.root}/fake-image.sh"
   # The kubelet version of the local source's stand-in image.
   staging_kubelet_version = var.kubelet_version != "" ? var.kubelet_version : "v${var.kubernetes_version}.0"
-  # Where the amazon-ebs build uploads the binary and the units before install.sh runs.
+  # Where the amazon-ebs build uploads the binaries and the units before install.sh runs.
   upload_dir = "/tmp/eksboot-install"
 }
 
@@ -82,8 +87,8 @@ source "null" "staging" {
 build {
   sources = ["source.amazon-ebs.eks-node", "source.null.staging"]
 
-  # On the build instance: upload the binary, the bootstrap.sh shim and the units, then
-  # run install.sh as root.
+  # On the build instance: upload the binaries, the bootstrap.sh shim and the units,
+  # then run install.sh as root.
   provisioner "shell" {
     only   = ["amazon-ebs.eks-node"]
     inline = ["mkdir -p ${local.upload_dir}"]
@@ -93,6 +98,12 @@ build {
     only        = ["amazon-ebs.eks-node"]
     source      = local.eksboot_binary
     destination = "${local.upload_dir}/eksboot"
+  }
+
+  provisioner "file" {
+    only        = ["amazon-ebs.eks-node"]
+    source      = local.eksboot_render_binary
+    destination = "${local.upload_dir}/eksboot-render"
   }
 
   # eksboot(8) and the completion scripts (make man).
@@ -132,18 +143,20 @@ build {
     environment_vars = [
       "DESTDIR=/",
       "EKSBOOT_BINARY=${local.upload_dir}/eksboot",
+      "EKSBOOT_RENDER_BINARY=${local.upload_dir}/eksboot-render",
       "UNITS_DIR=${local.upload_dir}",
       "DOCS_DIR=${local.upload_dir}/docs",
     ]
     execute_command = "sudo env {{ .Vars }} sh '{{ .Path }}'"
   }
 
-  # A smoke test of the result: the binary runs and answers as bootstrap.sh, eksboot's
-  # boot units are enabled and nodeadm's are not (on AL2 there are none).
+  # A smoke test of the result: the binaries run and eksboot answers as bootstrap.sh,
+  # eksboot's boot units are enabled and nodeadm's are not (on AL2 there are none).
   provisioner "shell" {
     only = ["amazon-ebs.eks-node"]
     inline = [
       "eksboot version",
+      "eksboot-render --help >/dev/null",
       "test -s /usr/share/man/man8/eksboot.8 && test -s /usr/share/bash-completion/completions/eksboot",
       "/etc/eks/bootstrap.sh --help >/dev/null",
       "cat /etc/eks/kubelet-version.txt",
@@ -174,6 +187,7 @@ build {
     environment_vars = [
       "DESTDIR=${var.staging_dir}",
       "EKSBOOT_BINARY=${local.eksboot_binary}",
+      "EKSBOOT_RENDER_BINARY=${local.eksboot_render_binary}",
       "UNITS_DIR=${local.units_dir}",
       "DOCS_DIR=${local.docs_dir}",
       "KUBELET_VERSION=${local.staging_kubelet_version}",

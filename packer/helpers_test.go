@@ -14,12 +14,17 @@ import (
 	"github.com/eksboot/eksboot/internal/testtools"
 )
 
-// binary is the static eksboot binary built once for the package's tests.
+// binary is the static eksboot binary built once for the package's tests, with
+// eksboot-render beside it (renderBinary), where install.sh looks by default, as make
+// build lays them out.
 var binary string
 
 func TestMain(m *testing.M) {
-	testtools.MainWithEksboot(m, "../cmd/eksboot", &binary)
+	testtools.MainWithEksboot(m, "../cmd/eksboot", &binary, "../cmd/eksboot-render")
 }
+
+// renderBinary is the eksboot-render built beside binary.
+func renderBinary() string { return filepath.Join(filepath.Dir(binary), "eksboot-render") }
 
 // needTools skips the test when a tool is missing, unless EKSBOOT_REQUIRE_TOOLS=1
 // (CI), where a missing tool fails it.

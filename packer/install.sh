@@ -5,7 +5,9 @@
 # into a staging folder (DESTDIR=/some/dir), so CI exercises the same provisioning
 # path without AWS. It:
 #
-#   1. installs the static binary as /usr/bin/eksboot (0755);
+#   1. installs the static binary as /usr/bin/eksboot (0755), and eksboot-render, the
+#      program `eksboot render` runs (render's simulator, kept out of the binary every
+#      boot starts), beside it as /usr/bin/eksboot-render (0755);
 #   2. installs the shim assets/bootstrap.sh as /etc/eks/bootstrap.sh (0755): a short
 #      script that runs `eksboot bootstrap` with its arguments, written so that user
 #      data can still edit it as eksctl does. An original script is kept as
@@ -30,6 +32,8 @@
 #   DESTDIR          the root to install into; "/" for the image itself (required,
 #                    so that a forgotten variable never installs into the build host)
 #   EKSBOOT_BINARY   the static eksboot binary (required)
+#   EKSBOOT_RENDER_BINARY  the static eksboot-render binary (default: eksboot-render
+#                    beside EKSBOOT_BINARY, where make build puts it)
 #   UNITS_DIR        the folder holding the units, i.e. assets/ (required)
 #   BOOTSTRAP_SH     the bootstrap.sh shim (default: $UNITS_DIR/bootstrap.sh)
 #   KUBELET_VERSION  the kubelet version (e.g. v1.32.9-eks-113cf36), used only when the
@@ -54,6 +58,8 @@ die() { printf '%s: error: %s\n' "$prog" "$*" >&2; exit 1; }
 [ -n "${DESTDIR:-}" ] || die "DESTDIR is not set (use DESTDIR=/ to install into this machine)"
 [ -n "${EKSBOOT_BINARY:-}" ] || die "EKSBOOT_BINARY is not set (the static eksboot binary, make build gives bin/eksboot)"
 [ -f "$EKSBOOT_BINARY" ] || die "EKSBOOT_BINARY $EKSBOOT_BINARY: no such file"
+render_binary=${EKSBOOT_RENDER_BINARY:-$(dirname "$EKSBOOT_BINARY")/eksboot-render}
+[ -f "$render_binary" ] || die "EKSBOOT_RENDER_BINARY $render_binary: no such file (make build builds bin/eksboot-render beside bin/eksboot)"
 [ -n "${UNITS_DIR:-}" ] || die "UNITS_DIR is not set (the folder with kubelet.service, assets/ in the repository)"
 [ -d "$UNITS_DIR" ] || die "UNITS_DIR $UNITS_DIR: no such folder"
 [ -d "$DESTDIR" ] || die "DESTDIR $DESTDIR: no such folder"
@@ -237,8 +243,9 @@ install_link() {
 
 say "image: $image ($image_from)"
 
-# 1. The binary.
+# 1. The binaries: eksboot, and eksboot-render beside it, where `eksboot render` finds it.
 install_file "$EKSBOOT_BINARY" /usr/bin/eksboot 0755
+install_file "$render_binary" /usr/bin/eksboot-render 0755
 
 # 2. bootstrap.sh: the shim, a script (not a link to eksboot) so that user data may
 # edit it, as eksctl's maxPodsPerNode does. What is there is kept as bootstrap.sh.orig

@@ -106,6 +106,11 @@ func TestInstallTwice(t *testing.T) {
 // line saying why, when it lacks an input.
 func TestInstallRefuses(t *testing.T) {
 	t.Parallel()
+	// An eksboot with no eksboot-render beside it.
+	alone := filepath.Join(t.TempDir(), "eksboot")
+	if err := os.Symlink(binary, alone); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		env  func(root string) []string
@@ -118,6 +123,12 @@ func TestInstallRefuses(t *testing.T) {
 		{"no binary", func(root string) []string {
 			return []string{"DESTDIR=" + root, "EKSBOOT_BINARY=" + root + "/nope", "UNITS_DIR=../assets", "KUBELET_VERSION=1.32.9"}
 		}, "EKSBOOT_BINARY " + "%ROOT%/nope: no such file"},
+		{"no eksboot-render", func(root string) []string {
+			return append(installEnv(root), "KUBELET_VERSION=1.32.9", "EKSBOOT_RENDER_BINARY="+root+"/nope")
+		}, "EKSBOOT_RENDER_BINARY %ROOT%/nope: no such file (make build builds bin/eksboot-render beside bin/eksboot)"},
+		{"no eksboot-render beside the binary", func(root string) []string {
+			return []string{"DESTDIR=" + root, "EKSBOOT_BINARY=" + alone, "UNITS_DIR=../assets", "KUBELET_VERSION=1.32.9"}
+		}, "EKSBOOT_RENDER_BINARY " + filepath.Dir(alone) + "/eksboot-render: no such file"},
 		{"no kubelet version", installEnv, "no kubelet in the root and KUBELET_VERSION is not set"},
 		{"bad kubelet version", func(root string) []string {
 			return append(installEnv(root), "KUBELET_VERSION=latest")
@@ -197,6 +208,7 @@ func installed(t *testing.T, image map[string]string, kubeletVersion string, al2
 	}
 	want["etc/eks/bootstrap.sh"] = "file 0755 " + readFile(t, shim)
 	want["usr/bin/eksboot"] = "file 0755 " + readFile(t, binary)
+	want["usr/bin/eksboot-render"] = "file 0755 " + readFile(t, renderBinary())
 	want["etc/eks/kubelet-version.txt"] = "file 0644 Kubernetes " + kubeletVersion + "\n"
 	for _, unit := range []string{"kubelet.service", "eksboot-config.service", "eksboot-run.service"} {
 		want["etc/systemd/system/"+unit] = "file 0644 " + readFile(t, "../assets/"+unit)

@@ -94,6 +94,7 @@ func stage(t *testing.T, family, kubelet string) string {
 		"fake-image.sh: laid out the " + family + " image's files",
 		"install.sh: image: " + family + " (ID=amzn",
 		"install.sh: /usr/bin/eksboot: installed (mode 0755)",
+		"install.sh: /usr/bin/eksboot-render: installed (mode 0755)",
 		"install.sh: /usr/share/man/man8/eksboot.8: installed (mode 0644)",
 		"install.sh: /etc/eks/bootstrap.sh: kept the original as /etc/eks/bootstrap.sh.orig",
 		"install.sh: done",

@@ -77,6 +77,12 @@ variable "eksboot_binary" {
   description = "The static eksboot binary to install; empty means bin/eksboot of this repository (make build)."
 }
 
+variable "eksboot_render_binary" {
+  type        = string
+  default     = ""
+  description = "The static eksboot-render binary (what eksboot render runs) to install beside eksboot; empty means eksboot-render beside eksboot_binary (make build writes bin/eksboot-render)."
+}
+
 variable "docs_dir" {
   type        = string
   default     = ""
