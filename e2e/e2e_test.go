@@ -159,7 +159,10 @@ func prepareOnce(t *testing.T) (*build, error) {
 	bl.eksboot = filepath.Join(tmp, "eksboot")
 	bl.imdsd = filepath.Join(tmp, "e2e-imdsd")
 	bl.pause = filepath.Join(tmp, "e2e-pause")
-	for out, pkg := range map[string]string{bl.eksboot: "./cmd/eksboot", bl.imdsd: "./e2e/imdsd", bl.pause: "./e2e/pause"} {
+	// eksboot-render beside eksboot, where packer/install.sh takes it from (as from
+	// make build's bin/).
+	render := filepath.Join(tmp, "eksboot-render")
+	for out, pkg := range map[string]string{bl.eksboot: "./cmd/eksboot", render: "./cmd/eksboot-render", bl.imdsd: "./e2e/imdsd", bl.pause: "./e2e/pause"} {
 		cmd := exec.Command("go", "build", "-o", out, pkg)
 		cmd.Dir = repo
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")

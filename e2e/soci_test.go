@@ -152,11 +152,12 @@ func TestFastImagePullWithTheRealSnapshotter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// eksboot render execs the eksboot-render beside it (make build's bin/ layout).
 	eksboot := filepath.Join(tmp, "eksboot")
-	build := exec.Command("go", "build", "-o", eksboot, "./cmd/eksboot")
+	build := exec.Command("go", "build", "-o", tmp+"/", "./cmd/eksboot", "./cmd/eksboot-render")
 	build.Dir, build.Env = repo, append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build eksboot: %v\n%s", err, out)
+		t.Fatalf("go build eksboot eksboot-render: %v\n%s", err, out)
 	}
 	ca := base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: testtools.SelfSignedCA(t)}))
 	ud := filepath.Join(tmp, "user-data")
