@@ -50,9 +50,9 @@ func WriteRenderHelp(w io.Writer, prog string) {
 // (cmd/eksboot-render, cli/rendercmd), which links the user data's simulator
 // (render/sim, with github.com/itchyny/gojq and mvdan.cc/sh/v3). Go initialises
 // every package a binary links at every start, so in the node's binary they cost
-// every boot their initialisation (about 1.3 ms and 2,460 of the 3,245 allocations
-// before main) for a command no boot runs, and 2.4 MiB of its 12.19; a program of
-// its own, installed beside eksboot, costs the boot nothing.
+// every boot their initialisation (1.2-1.7 ms here, and 2,460 of the 3,245
+// allocations before main) for a command no boot runs, and 2.4 MiB of its 12.19; a
+// program of its own, installed beside eksboot, costs the boot nothing.
 const RenderProgram = "eksboot-render"
 
 // runRender runs `eksboot render`: it execs RenderProgram with the same arguments

@@ -13,8 +13,8 @@
 // or render/sim: only eksboot-render does (cmd/eksboot-render, cli/rendercmd), the
 // program that `eksboot render` execs. Go runs the package initialisation of every
 // package a binary links at every start, and that of their libraries,
-// github.com/itchyny/gojq (about 1 ms here, 214 KiB in 2,278 allocations) and
-// mvdan.cc/sh/v3 (about 0.1 ms, 27 KiB), would otherwise run at every boot
+// github.com/itchyny/gojq (1-1.3 ms here, 214 KiB in 2,278 allocations) and
+// mvdan.cc/sh/v3 (0.2-0.35 ms, 27 KiB), would otherwise run at every boot
 // (cmd/eksboot's TestNodeBinaryLinksNoRender).
 package render
 
