@@ -154,15 +154,16 @@ func (s *Server) nextFault(key string) (Fault, bool) {
 }
 
 // misbehave answers r as fault f says (all kinds but FaultHang, which
-// ServeHTTP handles) and returns the status code, 0 when none was sent.
-func (s *Server) misbehave(w http.ResponseWriter, r *http.Request, f Fault, path, key string) int {
+// ServeHTTP handles) and returns the status code, 0 when none was sent; record is
+// answer's.
+func (s *Server) misbehave(w http.ResponseWriter, r *http.Request, f Fault, path, key string, record func(status int)) int {
 	switch f.Kind {
 	case FaultDelay:
 		t := time.NewTimer(f.Delay)
 		defer t.Stop()
 		select {
 		case <-t.C:
-			return s.answer(w, r, path, key)
+			return s.answer(w, r, path, key, record)
 		case <-s.done:
 		case <-r.Context().Done():
 		}

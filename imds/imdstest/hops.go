@@ -18,8 +18,9 @@ func (s *Server) SetHopLimit(n int) {
 }
 
 // sendWithTTL answers 200 with body on the request's own connection, after setting
-// its IP TTL to ttl, then closes the connection.
-func sendWithTTL(w http.ResponseWriter, ttl int, body string, headers map[string]string) int {
+// its IP TTL to ttl, then closes the connection. It calls record before the client
+// can see the answer.
+func sendWithTTL(w http.ResponseWriter, ttl int, body string, headers map[string]string, record func(status int)) int {
 	conn, rw, err := http.NewResponseController(w).Hijack()
 	if err != nil {
 		return send(w, http.StatusInternalServerError, "Internal Server Error", nil)
@@ -30,6 +31,7 @@ func sendWithTTL(w http.ResponseWriter, ttl int, body string, headers map[string
 			_ = raw.Control(func(fd uintptr) { _ = syscall.SetsockoptInt(int(fd), syscall.IPPROTO_IP, syscall.IP_TTL, ttl) })
 		}
 	}
+	record(http.StatusOK)
 	writeRaw(rw.Writer, http.StatusOK, body, headers)
 	_ = rw.Flush()
 	return http.StatusOK

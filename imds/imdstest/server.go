@@ -177,20 +177,32 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	var status int
 	var note string
+	if faulty {
+		note = fault.String()
+	}
+	// record logs the request once: after its answer, or before an answer that is
+	// sent and its connection closed inside the handler (sendWithTTL), which the
+	// client may follow with a request answered, and the log read, before this
+	// handler would get to log.
+	logged := false
+	record := func(status int) {
+		if logged {
+			return
+		}
+		logged = true
+		s.mu.Lock()
+		s.reqs = append(s.reqs, Request{Method: r.Method, Path: path, Status: status, Fault: note})
+		s.mu.Unlock()
+	}
 	switch {
 	case faulty && fault.Kind == FaultClose:
-		s.misbehave(w, r, fault, path, key)
-		return
+		s.misbehave(w, r, fault, path, key, record)
 	case faulty:
-		status, note = s.misbehave(w, r, fault, path, key), fault.String()
+		record(s.misbehave(w, r, fault, path, key, record))
 	default:
-		status = s.answer(w, r, path, key)
+		record(s.answer(w, r, path, key, record))
 	}
-	s.mu.Lock()
-	s.reqs = append(s.reqs, Request{Method: r.Method, Path: path, Status: status, Fault: note})
-	s.mu.Unlock()
 }
 
 // finished marks the end of one handler.
@@ -202,8 +214,9 @@ func (s *Server) finished() {
 	}
 }
 
-// answer writes the response to r and returns its status code.
-func (s *Server) answer(w http.ResponseWriter, r *http.Request, path, key string) int {
+// answer writes the response to r and returns its status code. An answer that
+// closes its connection calls record first.
+func (s *Server) answer(w http.ResponseWriter, r *http.Request, path, key string, record func(status int)) int {
 	switch r.Method {
 	case http.MethodPut:
 		_, _ = io.Copy(io.Discard, r.Body)
@@ -218,7 +231,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, path, key string
 		tok, hops := tokenOf(s.gen), s.hopLimit
 		s.mu.Unlock()
 		if hops > 0 {
-			return sendWithTTL(w, hops, tok, map[string]string{tokenTTLHeader: ttl})
+			return sendWithTTL(w, hops, tok, map[string]string{tokenTTLHeader: ttl}, record)
 		}
 		return send(w, http.StatusOK, tok, map[string]string{tokenTTLHeader: ttl})
 	case http.MethodGet:
