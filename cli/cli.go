@@ -12,7 +12,7 @@
 // session (newSession) adds the signal handling: where a stop signal found the run
 // comes from bootstrap.Env.OnStep. render is the exception: its command line is here
 // (RenderFlags), its implementation is a program of its own, eksboot-render
-// (cli/rendercmd), which runRender execs, so that the node's binary does not link the
+// (cli/rendercmd), which execRender execs, so that the node's binary does not link the
 // user data's simulator (render.go).
 package cli
 

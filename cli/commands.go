@@ -60,7 +60,9 @@ func commands() []command {
 				var o RenderFlags
 				return o.FlagSet(prog)
 			},
-			run: runRender,
+			run: func(prog string, args []string, stdout, stderr io.Writer) int {
+				return renderRunner(prog, args, stdout, stderr)
+			},
 		},
 		{
 			name: "max-pods", synopsis: "[options]",

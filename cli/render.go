@@ -55,12 +55,25 @@ func WriteRenderHelp(w io.Writer, prog string) {
 // program of its own, installed beside eksboot, costs the boot nothing.
 const RenderProgram = "eksboot-render"
 
-// runRender runs `eksboot render`: it execs RenderProgram with the same arguments
+// renderRunner runs `eksboot render`: execRender, unless the program linked render's
+// implementation in and said so with RenderInProcess.
+var renderRunner = execRender
+
+// RenderInProcess makes `eksboot render` run run, render's implementation linked into
+// this program (cli/rendercmd.Run), instead of exec'ing RenderProgram. cmd/eksboot
+// calls it unless built with the node tag: `go build ./cmd/eksboot` gives one program
+// with every command, make build's bin/eksboot (-tags node, the node image's) leaves
+// render to RenderProgram.
+func RenderInProcess(run func(prog string, args []string, stdout, stderr io.Writer) int) {
+	renderRunner = run
+}
+
+// execRender runs `eksboot render`: it execs RenderProgram with the same arguments
 // and environment and prog as its argv[0], so every message and exit status is
 // render's own, as when it was a command of this binary. The program writes to this
-// process's standard output and error, not to stdout and stderr. runRender returns
+// process's standard output and error, not to stdout and stderr. execRender returns
 // only when there is no RenderProgram to run (one line, exit 1, nothing written).
-func runRender(prog string, args []string, stdout, stderr io.Writer) int {
+func execRender(prog string, args []string, stdout, stderr io.Writer) int {
 	path, err := findRenderProgram()
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", prog, err)
@@ -89,5 +102,5 @@ func findRenderProgram() (string, error) {
 	if p, err := exec.LookPath(RenderProgram); err == nil {
 		return p, nil
 	}
-	return "", fmt.Errorf("%s is not beside %s nor on PATH; render is a separate program so that a node's boot does not load its simulator (make build builds both)", RenderProgram, beside)
+	return "", fmt.Errorf("%s is not beside %s nor on PATH; render is a separate program so that a node's boot does not load its simulator (make build builds both; go build ./cmd/eksboot without -tags node links it in)", RenderProgram, beside)
 }

@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/eksboot/eksboot/imds/imdstest"
+	"github.com/eksboot/eksboot/internal/testtools"
 )
 
 // endpointHost is the API server host of every sample; in the box it is loopback.
@@ -163,7 +164,7 @@ func prepareOnce(t *testing.T) (*build, error) {
 	// make build's bin/).
 	render := filepath.Join(tmp, "eksboot-render")
 	for out, pkg := range map[string]string{bl.eksboot: "./cmd/eksboot", render: "./cmd/eksboot-render", bl.imdsd: "./e2e/imdsd", bl.pause: "./e2e/pause"} {
-		cmd := exec.Command("go", "build", "-o", out, pkg)
+		cmd := exec.Command("go", "build", "-tags", testtools.NodeTags, "-o", out, pkg)
 		cmd.Dir = repo
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if b, err := cmd.CombinedOutput(); err != nil {

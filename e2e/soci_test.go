@@ -154,7 +154,7 @@ func TestFastImagePullWithTheRealSnapshotter(t *testing.T) {
 	}
 	// eksboot render execs the eksboot-render beside it (make build's bin/ layout).
 	eksboot := filepath.Join(tmp, "eksboot")
-	build := exec.Command("go", "build", "-o", tmp+"/", "./cmd/eksboot", "./cmd/eksboot-render")
+	build := exec.Command("go", "build", "-tags", testtools.NodeTags, "-o", tmp+"/", "./cmd/eksboot", "./cmd/eksboot-render")
 	build.Dir, build.Env = repo, append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build eksboot eksboot-render: %v\n%s", err, out)

@@ -46,13 +46,13 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
 		prog, args = filepath.Base(args[0]), args[1:]
 	}
-	return run(prog, args, stdout, stderr)
+	return Run(prog, args, stdout, stderr)
 }
 
-// run prints what a node launched with some user data would get, without IMDS,
+// Run prints what a node launched with some user data would get, without IMDS,
 // AWS or root (render.Render: the user data's scripts evaluated on a simulated
 // instance, then the same bootstrap run as init and bootstrap.sh, into memory).
-func run(prog string, args []string, stdout, stderr io.Writer) int {
+func Run(prog string, args []string, stdout, stderr io.Writer) int {
 	var o cli.RenderFlags
 	fs := o.FlagSet(prog)
 	if err := fs.Parse(args); err != nil {

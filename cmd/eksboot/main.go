@@ -11,5 +11,6 @@ import (
 
 func main() {
 	growstack.Main()
+	linkRender()
 	os.Exit(cli.Main(os.Args, os.Stdout, os.Stderr))
 }

@@ -9,6 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/eksboot/eksboot/cli"
+	"github.com/eksboot/eksboot/internal/testtools"
 )
 
 // renderOnly are what render's implementation links and the node's binary must not:
@@ -33,9 +36,9 @@ func linksRenderOnly(p string) bool {
 }
 
 // deps lists the packages the main package in dir links (go list -deps).
-func deps(t *testing.T, dir string) []string {
+func deps(t *testing.T, dir string, tags string) []string {
 	t.Helper()
-	cmd := exec.Command("go", "list", "-deps", dir)
+	cmd := exec.Command("go", "list", "-deps", "-tags", tags, dir)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	out, err := cmd.Output()
 	if err != nil {
@@ -48,12 +51,14 @@ func deps(t *testing.T, dir string) []string {
 	return strings.Fields(string(out))
 }
 
-// TestNodeBinaryLinksNoRender: eksboot links none of render's implementation (render,
-// render/sim, gojq, mvdan.cc/sh), neither as go list sees the package nor in the
-// built binary's modules, so none of their initialisation runs at boot; eksboot-render
-// links them all (else this test would check nothing).
+// TestNodeBinaryLinksNoRender: the node image's eksboot (-tags node, make build's)
+// links none of render's implementation (render, render/sim, gojq, mvdan.cc/sh),
+// neither as go list sees the package nor in the built binary's modules, so none of
+// their initialisation runs at boot; eksboot-render links them all, and so does the
+// default build of cmd/eksboot, with every command in one program (else this test
+// would check nothing).
 func TestNodeBinaryLinksNoRender(t *testing.T) {
-	for _, p := range deps(t, ".") {
+	for _, p := range deps(t, ".", testtools.NodeTags) {
 		if linksRenderOnly(p) {
 			t.Errorf("cmd/eksboot links %s: render's implementation belongs in cmd/eksboot-render (cli/rendercmd), which package cli must not import", p)
 		}
@@ -67,13 +72,15 @@ func TestNodeBinaryLinksNoRender(t *testing.T) {
 			t.Errorf("the built eksboot holds the module %s %s", m.Path, m.Version)
 		}
 	}
-	linked := map[string]bool{}
-	for _, p := range deps(t, "../eksboot-render") {
-		linked[p] = true
-	}
-	for _, p := range []string{"github.com/eksboot/eksboot/render", "github.com/eksboot/eksboot/render/sim", "github.com/itchyny/gojq", "mvdan.cc/sh/v3/interp"} {
-		if !linked[p] {
-			t.Errorf("cmd/eksboot-render does not link %s", p)
+	for _, program := range []struct{ dir, tags string }{{"../eksboot-render", ""}, {".", ""}} {
+		linked := map[string]bool{}
+		for _, p := range deps(t, program.dir, program.tags) {
+			linked[p] = true
+		}
+		for _, p := range []string{"github.com/eksboot/eksboot/render", "github.com/eksboot/eksboot/render/sim", "github.com/itchyny/gojq", "mvdan.cc/sh/v3/interp"} {
+			if !linked[p] {
+				t.Errorf("%s (tags %q) does not link %s", program.dir, program.tags, p)
+			}
 		}
 	}
 }
@@ -186,7 +193,7 @@ func TestRenderWithoutEksbootRender(t *testing.T) {
 	}
 	empty := t.TempDir()
 	code, stdout, stderr := runProgram(t, alone, "", empty, "render", "--user-data", "../../testdata/userdata/08-karpenter-al2023-nodeconfig.userdata", "--instance-type", "m5.large")
-	want := "eksboot render: eksboot-render is not beside " + resolved + " nor on PATH; render is a separate program so that a node's boot does not load its simulator (make build builds both)\n"
+	want := "eksboot render: eksboot-render is not beside " + resolved + " nor on PATH; render is a separate program so that a node's boot does not load its simulator (make build builds both; go build ./cmd/eksboot without -tags node links it in)\n"
 	if code != 1 || stdout != "" || stderr != want {
 		t.Errorf("exit %d, stdout %q, stderr %q; want 1, nothing, %q", code, stdout, stderr, want)
 	}
@@ -205,5 +212,23 @@ func copyBinary(t *testing.T, src, dst string) {
 	}
 	if err := os.WriteFile(dst, b, 0o755); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestDefaultBuildRendersInProcess: cmd/eksboot built without the node tag (as this
+// test is) runs render in its own process, with no eksboot-render anywhere, and
+// prints what eksboot-render prints.
+func TestDefaultBuildRendersInProcess(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	linkRender()
+	sample := "../../testdata/userdata/08-karpenter-al2023-nodeconfig.userdata"
+	args := []string{"--user-data", sample, "--instance-type", "m5.large"}
+	var stdout, stderr bytes.Buffer
+	if code := cli.Main(append([]string{"eksboot", "render"}, args...), &stdout, &stderr); code != 0 {
+		t.Fatalf("eksboot render in process: exit %d\n%s", code, stderr.String())
+	}
+	code, want, _ := runProgram(t, filepath.Join(filepath.Dir(binary), "eksboot-render"), "eksboot render", t.TempDir(), args...)
+	if code != 0 || stdout.String() != want {
+		t.Errorf("in process:\n%s\neksboot-render (exit %d):\n%s", stdout.String(), code, want)
 	}
 }

@@ -23,8 +23,12 @@ import (
 // missing tool from a skip into a failure.
 const RequireEnv = "EKSBOOT_REQUIRE_TOOLS"
 
+// NodeTags are the build tags of the node image's eksboot (make build's bin/eksboot).
+const NodeTags = "node"
+
 // BuildEksboot builds the static eksboot binary (CGO_ENABLED=0) from the main package
-// in dir into a new temporary folder, and returns its path and a function that
+// in dir, with the node tag as make build does (cmd/eksboot then leaves render to
+// eksboot-render), into a new temporary folder, and returns its path and a function that
 // removes the folder. Each of siblings, the directory of another main package, is
 // built into the same folder under that directory's name, as make build puts
 // bin/eksboot-render beside bin/eksboot (BuildEksboot(".", "../eksboot-render") in
@@ -41,7 +45,7 @@ func BuildEksboot(dir string, siblings ...string) (string, func(), error) {
 		builds = append(builds, [2]string{filepath.Join(tmp, filepath.Base(s)), s})
 	}
 	for _, b := range builds {
-		build := exec.Command("go", "build", "-o", b[0], b[1])
+		build := exec.Command("go", "build", "-tags", NodeTags, "-o", b[0], b[1])
 		build.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := build.CombinedOutput(); err != nil {
 			cleanup()
