@@ -36,8 +36,6 @@ import (
 	"fmt"
 	"sync"
 	"time"
-
-	"github.com/eksboot/eksboot/internal/growstack"
 )
 
 // Defaults for the zero fields of Options.
@@ -310,7 +308,6 @@ func (c *client) readAll(ctx context.Context, qs []query) error {
 	var wg sync.WaitGroup
 	for i, q := range qs {
 		one := func() {
-			growstack.Worker() // net/http's client goes deep
 			err := c.read(ctx, q)
 			if err == nil && q.then != nil {
 				err = c.readAll(ctx, q.then())

@@ -6,11 +6,9 @@ import (
 	"os"
 
 	"github.com/eksboot/eksboot/cli"
-	"github.com/eksboot/eksboot/internal/growstack"
 )
 
 func main() {
-	growstack.Main()
 	linkRender()
 	os.Exit(cli.Main(os.Args, os.Stdout, os.Stderr))
 }
