@@ -9,8 +9,10 @@ import (
 // isCleanAbs and host's shortcut agree with path.Clean and filepath.Join, which
 // they save Resolve from calling at every component.
 func TestHostJoinsAsFilepathJoin(t *testing.T) {
-	paths := []string{"/", "//", "/a", "/a/", "/a//b", "/a/./b", "/a/../b", "/..", "/.", "/a/b/c.json",
-		"/a/.b", "/a/..b", "/a/b..", "a", "", "/etc/kubernetes/pki/ca.crt", "/a/b/.", "/a/b/..", "/ä/\x00/x"}
+	paths := []string{
+		"/", "//", "/a", "/a/", "/a//b", "/a/./b", "/a/../b", "/..", "/.", "/a/b/c.json",
+		"/a/.b", "/a/..b", "/a/b..", "a", "", "/etc/kubernetes/pki/ca.crt", "/a/b/.", "/a/b/..", "/ä/\x00/x",
+	}
 	for _, root := range []string{"/", "/tmp/root"} {
 		r := &Root{dir: root}
 		for _, p := range paths {
