@@ -64,6 +64,13 @@ func run(t *testing.T, env map[string]string, argv0 string, args ...string) (int
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
+	return runCmd(t, cmd)
+}
+
+// runCmd runs cmd and returns its exit status and output; a command that could not
+// be run fails the test.
+func runCmd(t *testing.T, cmd *exec.Cmd) (int, string, string) {
+	t.Helper()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -74,7 +81,7 @@ func run(t *testing.T, env map[string]string, argv0 string, args ...string) (int
 	case errors.As(err, &exit):
 		return exit.ExitCode(), stdout.String(), stderr.String()
 	}
-	t.Fatalf("run %s: %v", binary, err)
+	t.Fatalf("run %s: %v", cmd.Path, err)
 	return 0, "", ""
 }
 

@@ -94,18 +94,7 @@ func runProgram(t *testing.T, path, argv0, pathEnv string, args ...string) (int,
 		cmd.Args[0] = argv0
 	}
 	cmd.Env = []string{"PATH=" + pathEnv, "HOME=" + t.TempDir(), "EKSBOOT_TEST_VAR=passed"}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	var exit *exec.ExitError
-	switch {
-	case err == nil:
-		return 0, stdout.String(), stderr.String()
-	case errors.As(err, &exit):
-		return exit.ExitCode(), stdout.String(), stderr.String()
-	}
-	t.Fatalf("run %s: %v", path, err)
-	return 0, "", ""
+	return runCmd(t, cmd)
 }
 
 // TestRenderExecsEksbootRender: `eksboot render` runs the eksboot-render beside it (as
