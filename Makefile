@@ -57,7 +57,7 @@ fuzz: ## Run each fuzz target for FUZZTIME (default 20000x: twenty thousand inpu
 # -buildvcs=auto: the commit and its time go into the binary for eksboot version and
 # the man page (a machine's go env may set -buildvcs=false).
 .PHONY: build
-build: ## Build the static binaries bin/eksboot and bin/eksboot-render (what eksboot render runs).
+build: ## Build the static binaries bin/eksboot (the node's, -tags node) and bin/eksboot-render (what its eksboot render runs).
 	CGO_ENABLED=0 $(GO) build -buildvcs=auto -tags node -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/eksboot
 	CGO_ENABLED=0 $(GO) build -buildvcs=auto -ldflags '$(LDFLAGS)' -o $(RENDER_BIN) ./cmd/eksboot-render
 
