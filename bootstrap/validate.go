@@ -3,15 +3,14 @@ package bootstrap
 import (
 	"fmt"
 	"net/netip"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/eksboot/eksboot/containerdconf"
 	"github.com/eksboot/eksboot/inputcheck"
+	"github.com/eksboot/eksboot/internal/lazy"
 	"github.com/eksboot/eksboot/internal/quote"
 	"github.com/eksboot/eksboot/kubeletconf"
 	"github.com/eksboot/eksboot/maxpods"
@@ -118,9 +117,7 @@ type Config struct {
 	Warnings []string
 }
 
-var imageRepoRE = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)+$`)
-})
+var imageRepoRE = lazy.Regexp{Expr: `^[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[0-9]+)?(/[a-z0-9]+([._-][a-z0-9]+)*)+$`}
 
 // The names below are checked by hand rather than with regular expressions: a
 // bounded repetition such as [a-z]{0,99} compiles into one instruction per
@@ -314,7 +311,7 @@ func (c *Config) checkRuntime(o Options, bad func(string, ...any)) {
 		bad("--pause-container-version %s: want an image tag (letters, digits, '.', '_', '-'; at most 128)", quote.Value(o.PauseContainerVersion))
 	}
 	c.PauseImageGiven = o.PauseContainerAccount != "" || o.PauseContainerVersion != "" || o.PauseContainerImage != ""
-	if o.PauseContainerImage != "" && !imageRepoRE().MatchString(o.PauseContainerImage) {
+	if o.PauseContainerImage != "" && !imageRepoRE.Get().MatchString(o.PauseContainerImage) {
 		bad("PAUSE_CONTAINER_IMAGE %s: want an image repository without a tag, such as registry.example.com/eks/pause", quote.Value(o.PauseContainerImage))
 	}
 

@@ -27,11 +27,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"regexp"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/eksboot/eksboot/internal/lazy"
 	"github.com/eksboot/eksboot/internal/quote"
 )
 
@@ -247,13 +246,13 @@ func (d *run) checkCtx() (context.Context, context.CancelFunc) {
 // eksToken is the shape of an EKS bearer token (aws-iam-authenticator's and `aws eks
 // get-token`'s: a presigned STS URL, base64url), which is redacted wherever it shows,
 // known or not (a plugin that fails may print one).
-var eksToken = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`k8s-aws-v1\.[A-Za-z0-9_=-]+`) })
+var eksToken = lazy.Regexp{Expr: `k8s-aws-v1\.[A-Za-z0-9_=-]+`}
 
 // redact removes the secrets met so far, and anything shaped like an EKS token, from
 // s. Checks redact what they quote from outside (a plugin's stderr, journal lines)
 // before they shorten it, so that no prefix of a secret survives.
 func (d *run) redact(s string) string {
-	s = eksToken().ReplaceAllString(s, "(redacted)")
+	s = eksToken.Get().ReplaceAllString(s, "(redacted)")
 	if len(d.secrets) == 0 {
 		return s
 	}

@@ -13,11 +13,10 @@ import (
 	"net/http"
 	"os/exec"
 	"path"
-	"regexp"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/eksboot/eksboot/internal/lazy"
 	"github.com/eksboot/eksboot/internal/quote"
 )
 
@@ -187,7 +186,7 @@ func (d *run) checkTokenAccepted() {
 		}
 		_ = json.Unmarshal(b, &rev)
 		u := rev.Status.UserInfo
-		if name, ok := strings.CutPrefix(u.Username, "system:node:"); !ok || !nodeName().MatchString(name) {
+		if name, ok := strings.CutPrefix(u.Username, "system:node:"); !ok || !nodeName.Get().MatchString(name) {
 			d.add(identityGroup, "identity.api", Warn, fmt.Sprintf("the API server knows the token as %s (groups %s), not as a node (system:node:<name>)", d.quote(u.Username), d.groups(u.Groups)),
 				"Map "+arn+" with the username system:node:{{EC2PrivateDNSName}} and the groups system:bootstrappers and system:nodes (aws-auth), or use an access entry of type EC2_LINUX.")
 			return
@@ -207,9 +206,7 @@ func (d *run) checkTokenAccepted() {
 const maxReviewBody = 64 << 10
 
 // nodeName is a Node's name (a DNS subdomain, as the API server requires).
-var nodeName = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$`)
-})
+var nodeName = lazy.Regexp{Expr: `^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$`}
 
 // groups shows the token review's groups, at most quote.MaxProblems of them, each
 // redacted and shortened to 100 bytes (Run escapes them).
@@ -223,14 +220,12 @@ func (d *run) groups(gs []string) string {
 
 // Kubelet journal lines that mean the API server refused it.
 var (
-	forbiddenUser = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`forbidden: User \\?"([^"\\]+)\\?"`) })
+	forbiddenUser = lazy.Regexp{Expr: `forbidden: User \\?"([^"\\]+)\\?"`}
 	// unauthorizedLine is the API server's 401 as client-go reports it (err="Unauthorized",
 	// "failed to list *v1.Node: Unauthorized"), a word of its own: the kubelet also logs
 	// its configuration, whose cacheUnauthorizedTTL is not a refusal.
-	unauthorizedLine = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`\bUnauthorized\b|the server has asked for the client to provide credentials`)
-	})
-	forbiddenLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\bforbidden\b`) })
+	unauthorizedLine = lazy.Regexp{Expr: `\bUnauthorized\b|the server has asked for the client to provide credentials`}
+	forbiddenLine    = lazy.Regexp{Expr: `\bforbidden\b`}
 )
 
 // checkKubeletAuthLines reads the kubelet's journal since it last started.
@@ -245,15 +240,15 @@ func (d *run) checkKubeletAuthLines() {
 	for _, e := range entries {
 		m := e.Message
 		switch {
-		case unauthorizedLine().MatchString(m):
+		case unauthorizedLine.Get().MatchString(m):
 			unauthorized = append(unauthorized, e)
 		case strings.Contains(m, `User "system:anonymous"`) || strings.Contains(m, `User \"system:anonymous\"`):
 			anonymous = append(anonymous, e)
-		case forbiddenLine().MatchString(m) && !strings.Contains(m, "no relationship found between node"):
+		case forbiddenLine.Get().MatchString(m) && !strings.Contains(m, "no relationship found between node"):
 			// The node authorizer's "no relationship found" lines are normal while pods are
 			// being bound to the node.
 			forbidden = append(forbidden, e)
-			if u := forbiddenUser().FindStringSubmatch(m); u != nil && !contains(users, u[1]) {
+			if u := forbiddenUser.Get().FindStringSubmatch(m); u != nil && !contains(users, u[1]) {
 				users = append(users, u[1])
 			}
 		}

@@ -5,9 +5,9 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"fmt"
-	"regexp"
 	"strings"
-	"sync"
+
+	"github.com/eksboot/eksboot/internal/lazy"
 )
 
 // secretKeyValue finds a key that names a secret and its value, as YAML writes it
@@ -15,19 +15,15 @@ import (
 // `"Authorization":["Bearer v"]`): group 1 is the key with what separates it from
 // the value, group 2 its name, group 3 the value (a quoted string, a list, or a bare
 // word; an object is not a value here, its own keys are looked at).
-var secretKeyValue = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(?i)("?([A-Za-z0-9_.-]*(?:token|passw(?:or)?d|secret|private|credential|key-data|certificate-data|authority-data|client-key|authorization|api-?key|bearer)[A-Za-z0-9_.-]*)"?\s*[:=]\s*)("(?:[^"\\]|\\.)*"|\[[^\]]*\]|[^\s,{}\[\]"][^\s,}\]]*)`)
-})
+var secretKeyValue = lazy.Regexp{Expr: `(?i)("?([A-Za-z0-9_.-]*(?:token|passw(?:or)?d|secret|private|credential|key-data|certificate-data|authority-data|client-key|authorization|api-?key|bearer)[A-Za-z0-9_.-]*)"?\s*[:=]\s*)("(?:[^"\\]|\\.)*"|\[[^\]]*\]|[^\s,{}\[\]"][^\s,}\]]*)`}
 
 // notSecretKey are the names, among those secretKeyValue finds, of values that are
 // not secrets but where one is: tlsPrivateKeyFile, a token's TTL.
-var notSecretKey = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)(file|path|dir|ttl|mode)$`) })
+var notSecretKey = lazy.Regexp{Expr: `(?i)(file|path|dir|ttl|mode)$`}
 
 // pemBlock is a PEM block (a key, a certificate), also inside one JSON string or
 // behind comment marks, or cut short before its END line.
-var pemBlock = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(?s)-----BEGIN ([A-Z0-9 ]{1,40})-----.*?(?:-----END [A-Z0-9 ]{1,40}-----|\z)`)
-})
+var pemBlock = lazy.Regexp{Expr: `(?s)-----BEGIN ([A-Z0-9 ]{1,40})-----.*?(?:-----END [A-Z0-9 ]{1,40}-----|\z)`}
 
 // redactFile hides the secrets of a node file's text before doctor shows a diff of
 // it: the value of every key that names a secret (kubeconfig's token,
@@ -37,13 +33,13 @@ var pemBlock = sync.OnceValue(func() *regexp.Regexp {
 // changed value shows as changed in the diff while a weak password cannot be
 // guessed from its digest.
 func (d *run) redactFile(s string) string {
-	s = pemBlock().ReplaceAllStringFunc(s, func(m string) string {
-		kind := pemBlock().FindStringSubmatch(m)[1]
+	s = pemBlock.Get().ReplaceAllStringFunc(s, func(m string) string {
+		kind := pemBlock.Get().FindStringSubmatch(m)[1]
 		return fmt.Sprintf("(a PEM block %s redacted, %s)", kind, d.digest(m))
 	})
-	return secretKeyValue().ReplaceAllStringFunc(s, func(m string) string {
-		g := secretKeyValue().FindStringSubmatch(m)
-		if notSecretKey().MatchString(g[2]) {
+	return secretKeyValue.Get().ReplaceAllStringFunc(s, func(m string) string {
+		g := secretKeyValue.Get().FindStringSubmatch(m)
+		if notSecretKey.Get().MatchString(g[2]) {
 			return m
 		}
 		v := g[3]

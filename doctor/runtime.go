@@ -3,12 +3,11 @@ package doctor
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/eksboot/eksboot/internal/lazy"
 	"github.com/eksboot/eksboot/kubeletconf"
 	"github.com/eksboot/eksboot/maxpods"
 )
@@ -27,10 +26,11 @@ const (
 
 // kubeletDefaultEviction is the kubelet's evictionHard when its configuration sets
 // none (the EKS AMI's kubelet-config.json sets these).
-var kubeletDefaultEviction = map[string]string{
-	"nodefs.available":  "10%",
-	"nodefs.inodesFree": "5%",
-	"imagefs.available": "15%",
+// An array of pairs, not a map: static data, where a map is built at every start.
+var kubeletDefaultEviction = [...]struct{ signal, threshold string }{
+	{"nodefs.available", "10%"},
+	{"nodefs.inodesFree", "5%"},
+	{"imagefs.available", "15%"},
 }
 
 // kubeletConfig is the part of kubelet-config.json the checks read.
@@ -116,9 +116,7 @@ func (d *run) checkUnit(unit, name string) {
 // failureLine recognises a line that says why a unit failed: journald priority err
 // or worse, klog's E and F lines, logfmt's error and fatal levels, and systemd's
 // own lines about the unit's process.
-var failureLine = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^[EF]\d{4} |level=(error|fatal)|Main process exited|Failed with result|failed to run Kubelet|command failed`)
-})
+var failureLine = lazy.Regexp{Expr: `^[EF]\d{4} |level=(error|fatal)|Main process exited|Failed with result|failed to run Kubelet|command failed`}
 
 // lastFailure is the unit's last journal line that says why it failed.
 func (d *run) lastFailure(unit string) string {
@@ -143,7 +141,7 @@ func (d *run) lastFailure(unit string) string {
 	var systemd string
 	for i := len(entries) - 1; i >= 0; i-- {
 		e := entries[i]
-		if e.Priority >= 0 && e.Priority <= 3 || failureLine().MatchString(e.Message) {
+		if e.Priority >= 0 && e.Priority <= 3 || failureLine.Get().MatchString(e.Message) {
 			if e.Identifier == "systemd" {
 				if systemd == "" {
 					systemd = e.Message
@@ -213,8 +211,8 @@ func (d *run) checkCNI() {
 // against the kubelet's hard eviction thresholds.
 func (d *run) checkDisks(eviction map[string]string) {
 	thresholds := map[string]string{}
-	for k, v := range kubeletDefaultEviction {
-		thresholds[k] = v
+	for _, e := range kubeletDefaultEviction {
+		thresholds[e.signal] = e.threshold
 	}
 	if eviction != nil { // the kubelet takes its evictionHard whole
 		thresholds = eviction
@@ -297,7 +295,7 @@ func joinNonEmpty(a, b string) string {
 }
 
 // maxPodsFlag is the kubelet's --max-pods in a drop-in.
-var maxPodsFlag = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`--max-pods[= ]([0-9]+)`) })
+var maxPodsFlag = lazy.Regexp{Expr: `--max-pods[= ]([0-9]+)`}
 
 // checkMaxPods: max pods against the pod addresses of the instance type's ENIs.
 func (d *run) checkMaxPods(fromConfig int) {
@@ -308,7 +306,7 @@ func (d *run) checkMaxPods(fromConfig int) {
 		if err != nil {
 			continue
 		}
-		if m := maxPodsFlag().FindAllStringSubmatch(string(b), -1); m != nil {
+		if m := maxPodsFlag.Get().FindAllStringSubmatch(string(b), -1); m != nil {
 			max, _ = strconv.Atoi(m[len(m)-1][1])
 			source = kubeletDropIns + "/" + n
 		}

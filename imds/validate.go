@@ -6,23 +6,22 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"regexp"
 	"strings"
-	"sync"
 	"unicode"
 
+	"github.com/eksboot/eksboot/internal/lazy"
 	"github.com/eksboot/eksboot/internal/quote"
 )
 
 var (
 	// instanceTypeRE matches instance types such as "m5.large" or "u-6tb1.metal".
-	instanceTypeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9-]*\.[a-z0-9-]+$`) })
+	instanceTypeRE = lazy.Regexp{Expr: `^[a-z0-9][a-z0-9-]*\.[a-z0-9-]+$`}
 	// nameRE matches IDs, zones, regions and DNS names: one word, no markup.
-	nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`) })
+	nameRE = lazy.Regexp{Expr: `^[A-Za-z0-9][A-Za-z0-9._-]*$`}
 	// instanceIDRE matches instance IDs: the old 8-digit form and the 17-digit one.
-	instanceIDRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^i-([0-9a-f]{8}|[0-9a-f]{17})$`) })
+	instanceIDRE = lazy.Regexp{Expr: `^i-([0-9a-f]{8}|[0-9a-f]{17})$`}
 	// regionRE matches region names such as "us-west-2" or "us-gov-east-1".
-	regionRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z]{2,4}(-[a-z]+)+-[0-9]+$`) })
+	regionRE = lazy.Regexp{Expr: `^[a-z]{2,4}(-[a-z]+)+-[0-9]+$`}
 )
 
 // into returns a parse function that checks a single-line answer with check
@@ -110,7 +109,7 @@ func parseInstanceType(v string) error {
 	switch {
 	case len(v) > maxInstanceType:
 		return fmt.Errorf("%s is not an instance type: longer than %d bytes", excerpt(v), maxInstanceType)
-	case !instanceTypeRE().MatchString(v):
+	case !instanceTypeRE.Get().MatchString(v):
 		return fmt.Errorf("%s is not an instance type", excerpt(v))
 	}
 	return nil
@@ -120,21 +119,21 @@ func parseName(v string) error {
 	switch {
 	case len(v) > maxName:
 		return fmt.Errorf("%s is not a single name or ID: longer than %d bytes", excerpt(v), maxName)
-	case !nameRE().MatchString(v):
+	case !nameRE.Get().MatchString(v):
 		return fmt.Errorf("%s is not a single name or ID", excerpt(v))
 	}
 	return nil
 }
 
 func parseInstanceID(v string) error {
-	if !instanceIDRE().MatchString(v) {
+	if !instanceIDRE.Get().MatchString(v) {
 		return fmt.Errorf("%s is not an instance ID (i- and 8 or 17 hexadecimal digits)", excerpt(v))
 	}
 	return nil
 }
 
 func parseRegion(v string) error {
-	if len(v) > maxName || !regionRE().MatchString(v) {
+	if len(v) > maxName || !regionRE.Get().MatchString(v) {
 		return fmt.Errorf("%s is not a region name (such as us-west-2)", excerpt(v))
 	}
 	return nil
@@ -235,7 +234,7 @@ func knownDomain(d string) bool {
 // PartitionOf returns the partition of region by its name's form, false for a
 // region of no known partition (a new one: its domain is not checked).
 func PartitionOf(region string) (Partition, bool) {
-	if !regionRE().MatchString(region) {
+	if !regionRE.Get().MatchString(region) {
 		return Partition{}, false
 	}
 	for _, p := range []struct {

@@ -5,11 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
-	"sync"
 
 	"github.com/eksboot/eksboot/inputcheck"
+	"github.com/eksboot/eksboot/internal/lazy"
 	"github.com/eksboot/eksboot/internal/quote"
 	"github.com/eksboot/eksboot/internal/yamljson"
 	"github.com/eksboot/eksboot/kubeletconf"
@@ -117,7 +116,7 @@ func (e Errors) err() error {
 	return e
 }
 
-var docSep = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^---[ \t]*\r?$`) })
+var docSep = lazy.Regexp{Expr: `(?m)^---[ \t]*\r?$`}
 
 // DecodeNodeConfigs decodes the YAML or JSON documents of one NodeConfig source
 // strictly: unknown fields, values of the wrong type, another kind or version are
@@ -127,7 +126,7 @@ func DecodeNodeConfigs(b []byte, where string) ([]NodeConfig, error) {
 	var out []NodeConfig
 	var errs Errors
 	var docs []string
-	for _, doc := range docSep().Split(string(b), -1) {
+	for _, doc := range docSep.Get().Split(string(b), -1) {
 		if strings.TrimSpace(stripComments(doc)) != "" {
 			docs = append(docs, doc)
 		}

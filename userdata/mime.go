@@ -6,14 +6,13 @@ import (
 	"fmt"
 	"io"
 	"mime/quotedprintable"
-	"regexp"
 	"strings"
-	"sync"
 
+	"github.com/eksboot/eksboot/internal/lazy"
 	"github.com/eksboot/eksboot/internal/quote"
 )
 
-var headerLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]*:`) })
+var headerLine = lazy.Regexp{Expr: `^[A-Za-z0-9][A-Za-z0-9-]*:`}
 
 // isMIME reports whether b starts with a MIME header (Content-Type or MIME-Version).
 func isMIME(b []byte) bool {
@@ -38,7 +37,7 @@ func readHeader(b []byte) (map[string]string, []byte) {
 			return h, next
 		case (t[0] == ' ' || t[0] == '\t') && last != "":
 			h[last] += " " + strings.TrimSpace(t) // folded continuation
-		case headerLine().MatchString(t):
+		case headerLine.Get().MatchString(t):
 			name, value, _ := strings.Cut(t, ":")
 			last = strings.ToLower(name)
 			if _, seen := h[last]; !seen {

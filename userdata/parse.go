@@ -8,10 +8,9 @@ import (
 	"fmt"
 	"io"
 	"mime"
-	"regexp"
 	"strings"
-	"sync"
 
+	"github.com/eksboot/eksboot/internal/lazy"
 	"github.com/eksboot/eksboot/internal/quote"
 )
 
@@ -137,12 +136,12 @@ func (d *decoder) gunzip(b []byte) ([]byte, error) {
 	return out, nil
 }
 
-var base64Text = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9+/\r\n]+={0,2}[\r\n]*$`) })
+var base64Text = lazy.Regexp{Expr: `^[A-Za-z0-9+/\r\n]+={0,2}[\r\n]*$`}
 
 // looksBase64 reports whether b is base64 text only (line breaks allowed) of a
 // length that can decode. YAML, scripts and MIME always have other characters.
 func looksBase64(b []byte) bool {
-	return len(b) >= 8 && len(StripSpace(b))%4 == 0 && base64Text().Match(b)
+	return len(b) >= 8 && len(StripSpace(b))%4 == 0 && base64Text.Get().Match(b)
 }
 
 // StripSpace drops the line ends, spaces and tabs that wrap base64 text.
