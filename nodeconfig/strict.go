@@ -15,11 +15,6 @@ import (
 
 func typeOf[T any]() reflect.Type { return reflect.TypeFor[T]() }
 
-var (
-	jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
-	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
-)
-
 // checkKubeletConfig walks a partial KubeletConfiguration against the upstream
 // v1beta1 type: unknown fields and values of the wrong JSON type are appended to errs
 // with their path under at, every one. What it takes as it is (types with their own
@@ -36,7 +31,7 @@ func checkFields(v any, t reflect.Type, at string, errs Errors) Errors {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	if v == nil || reflect.PointerTo(t).Implements(jsonUnmarshaler) || reflect.PointerTo(t).Implements(textUnmarshaler) {
+	if v == nil || reflect.PointerTo(t).Implements(typeOf[json.Unmarshaler]()) || reflect.PointerTo(t).Implements(typeOf[encoding.TextUnmarshaler]()) {
 		return errs
 	}
 	if t == typeOf[kubeletconf.CheckedOverlay]() {

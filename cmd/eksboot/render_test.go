@@ -221,3 +221,33 @@ func TestDefaultBuildRendersInProcess(t *testing.T) {
 		t.Errorf("in process:\n%s\neksboot-render (exit %d):\n%s", stdout.String(), code, want)
 	}
 }
+
+// TestNoInitWorkOffTheCommonBoot: the packages a boot from bootstrap.sh's command
+// line does not use, or uses only for a check it may never make, have no package
+// initialisation (Go runs every linked package's at every start): doctor, the CEL
+// evaluator of maxPodsExpression, NodeConfig's decoder, and imds, whose checks'
+// regular expressions are lazy.Regexp literals. GODEBUG=inittrace=1 lists each
+// package whose initialisation ran.
+func TestNoInitWorkOffTheCommonBoot(t *testing.T) {
+	cmd := exec.Command(binary, "version")
+	cmd.Env = append(os.Environ(), "GODEBUG=inittrace=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("eksboot version: %v\n%s", err, stderr.String())
+	}
+	inits := map[string]bool{}
+	for _, line := range strings.Split(stderr.String(), "\n") {
+		if f := strings.Fields(line); len(f) > 1 && f[0] == "init" {
+			inits[f[1]] = true
+		}
+	}
+	if !inits["github.com/eksboot/eksboot/cli"] {
+		t.Fatalf("inittrace lists no eksboot package (the trace's format changed?):\n%s", stderr.String())
+	}
+	for _, p := range []string{"doctor", "maxpods/expr", "nodeconfig", "imds"} {
+		if inits["github.com/eksboot/eksboot/"+p] {
+			t.Errorf("github.com/eksboot/eksboot/%s has package initialisation: make its tables lazy (internal/lazy) or static", p)
+		}
+	}
+}
