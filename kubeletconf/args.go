@@ -1,21 +1,9 @@
 package kubeletconf
 
-import (
-	"strconv"
-	"strings"
-)
+import "github.com/eksboot/eksboot/unitenv"
 
 // JoinArgs joins kubelet arguments, one each (a NodeConfig's spec.kubelet.flags), into
-// one value of the KUBELET_EXTRA_ARGS drop-in, which systemd splits at whitespace,
-// removing one level of double quotes: an argument with whitespace in it is
-// double-quoted whole, so it reaches the kubelet as one argument.
-func JoinArgs(args []string) string {
-	out := make([]string, 0, len(args))
-	for _, a := range args {
-		if strings.ContainsAny(a, " \t") && !strings.Contains(a, `"`) {
-			a = strconv.Quote(a)
-		}
-		out = append(out, a)
-	}
-	return strings.Join(out, " ")
-}
+// one value of the KUBELET_EXTRA_ARGS drop-in, which systemd splits as
+// unitenv.SplitWords does: each argument reaches the kubelet as it is, one argument
+// (unitenv.JoinWords quotes those that need it).
+func JoinArgs(args []string) string { return unitenv.JoinWords(args) }
