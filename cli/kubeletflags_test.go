@@ -16,7 +16,7 @@ import (
 )
 
 // TestKubeletFlagsExistInEveryVersion boots golden case 01 (and a case with extra
-// args) for every kubelet minor of kubeletflags (1.24-1.37), on a bare root (the AL2
+// args) for every kubelet minor of kubeletflags (1.24-1.38), on a bare root (the AL2
 // profile) and on the AL2023 image, and checks every flag of the kubelet's command
 // line (kubelet.service's ExecStart and the KUBELET_ARGS drop-in eksboot wrote) against
 // that version's own flag set: a kubelet exits on an unknown flag, and the node never

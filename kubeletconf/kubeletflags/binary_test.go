@@ -14,7 +14,7 @@ import (
 // its minor (a kubelet built from the module, not a release, reports v0.0.0). Every
 // flag in the help must be known, and every known flag the help leaves out must be a
 // deprecated one (pflag's MarkDeprecated also hides a flag; the kubelet unhides its
-// own, so in 1.24-1.37 none is left out). Running --help only parses the flags:
+// own, so in 1.24-1.38 none is left out). Running --help only parses the flags:
 // nothing on the machine changes.
 func TestAgreesWithARealKubelet(t *testing.T) {
 	bin, minorEnv := os.Getenv("EKSBOOT_KUBELET"), os.Getenv("EKSBOOT_KUBELET_MINOR")

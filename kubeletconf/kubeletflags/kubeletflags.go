@@ -1,6 +1,7 @@
 // Package kubeletflags knows the command-line flags of every kubelet minor version
-// from 1.24 to 1.37: which flags each version registers, which of them it marks
-// deprecated, and in which version a flag went away. eksboot's tests use it to check
+// from 1.24 to 1.38 (1.38 from its pre-release v1.38.0-beta.0): which flags each
+// version registers, which of them it marks deprecated, and in which version a flag
+// went away. eksboot's tests use it to check
 // that the flags eksboot writes for a kubelet version are flags that version accepts
 // (a kubelet exits on an unknown flag, and the node never joins).
 //

@@ -5,21 +5,24 @@ import (
 	"testing"
 )
 
-func TestMinorsAre24To37(t *testing.T) {
+func TestMinorsAre24To38(t *testing.T) {
 	var want []int
-	for m := 24; m <= 37; m++ {
+	for m := 24; m <= 38; m++ {
 		want = append(want, m)
 	}
 	if got := Minors(); !slices.Equal(got, want) {
 		t.Errorf("Minors() = %v, want %v", got, want)
 	}
-	for _, m := range []int{23, 38, 0, -1} {
+	for _, m := range []int{23, 39, 0, -1} {
 		if Known(m) || Has(m, "--v") || Version(m) != "" {
 			t.Errorf("minor %d is known", m)
 		}
 	}
 	if v := Version(34); v != "v1.34.4" {
 		t.Errorf("Version(34) = %q", v)
+	}
+	if v := Version(38); v != "v1.38.0-beta.0" {
+		t.Errorf("Version(38) = %q", v)
 	}
 }
 
@@ -96,7 +99,7 @@ func TestRemovedIsFalseForPresentAndUnknown(t *testing.T) {
 	if _, ok := Removed(37, "--node-ip"); ok {
 		t.Error("Removed(37, --node-ip) is ok")
 	}
-	if _, ok := Removed(38, "--pod-infra-container-image"); ok {
+	if _, ok := Removed(39, "--pod-infra-container-image"); ok {
 		t.Error("Removed on an unknown minor is ok")
 	}
 	if since, ok := Removed(37, "--storage-driver-db"); !ok || since != 37 {

@@ -24,7 +24,7 @@ type root struct{ prefix, dir string }
 
 // followed lists the packages whose functions the extractor walks into when a flag
 // registration calls them. Calls into any other package are not followed: they do not
-// register kubelet flags in any version 1.24-1.37 (the -v report of unfollowed calls
+// register kubelet flags in any version 1.24-1.38 (the -v report of unfollowed calls
 // that pass a flag set says which were seen).
 var followed = []string{
 	"k8s.io/kubernetes/cmd/kubelet/app/options",

@@ -3,13 +3,13 @@ package main
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"os"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/eksboot/eksboot/internal/genfile"
+	"github.com/eksboot/eksboot/kubeletconf/internal/kubesrc"
 )
 
 const goFile = "../../kubeletflags/zz_generated_flags.go"
@@ -29,7 +29,7 @@ const requireSources = "EKSBOOT_REQUIRE_KUBELET_SOURCES"
 // EKSBOOT_REQUIRE_KUBELET_SOURCES=1 says the sources must be there.
 func TestGeneratedFileIsFresh(t *testing.T) {
 	sets, err := extractAll(true, func(string, []string) {})
-	if errors.Is(err, errNoSources) && os.Getenv(requireSources) != "1" {
+	if errors.Is(err, kubesrc.ErrNoSources) && os.Getenv(requireSources) != "1" {
 		t.Skipf("the kubelet sources are not in the module cache (%v); `make generate` downloads them, and %s=1 makes this a failure", err, requireSources)
 	}
 	if err != nil {
@@ -108,43 +108,10 @@ func TestExtractFailsOnANameItCannotRead(t *testing.T) {
 	}
 }
 
-func TestRequirement(t *testing.T) {
-	for _, tc := range []struct{ mod, want, wantErr string }{
-		{"module k\n\nrequire (\n\tk8s.io/klog/v2 v2.60.1\n)\n", "v2.60.1", ""},
-		{"module k\nrequire k8s.io/klog/v2 v2.1.0\nreplace k8s.io/klog/v2 => k8s.io/klog/v2 v2.2.0\n", "v2.2.0", ""},
-		{"module k\nrequire k8s.io/klog/v2x v2.1.0\n", "", "no requirement of k8s.io/klog/v2"},
-	} {
-		got, err := requirement([]byte(tc.mod), "k8s.io/klog/v2")
-		if got != tc.want || (err == nil) != (tc.wantErr == "") || (err != nil && err.Error() != tc.wantErr) {
-			t.Errorf("requirement(%q) = %q, %v; want %q, %q", tc.mod, got, err, tc.want, tc.wantErr)
-		}
-	}
-}
-
-func TestVersionsAreOnePerMinor(t *testing.T) {
-	for i, v := range versions {
-		var minor, patch int
-		if _, err := fmt.Sscanf(v, "v1.%d.%d", &minor, &patch); err != nil || minor != 24+i {
-			t.Errorf("versions[%d] = %s, want a v1.%d.x release", i, v, 24+i)
-		}
-	}
-}
-
 // copyTree copies the regular files under src to dst.
 func copyTree(t *testing.T, src, dst string) {
 	t.Helper()
 	if err := os.CopyFS(dst, os.DirFS(src)); err != nil {
 		t.Fatal(err)
-	}
-}
-
-func TestNewerServed(t *testing.T) {
-	pinned := []string{"v1.33.13", "v1.34.4"}
-	if err := newerServed(pinned, []string{"v1.13.0", "v1.33.6", "v1.34.4", "v1.35.0", "v1.34.5-rc.0"}); err != nil {
-		t.Errorf("newerServed = %v, want nil", err)
-	}
-	err := newerServed(pinned, []string{"v1.33.14", "v1.34.4"})
-	if err == nil || !strings.Contains(err.Error(), "serves newer patches than versions pins: v1.33.14;") {
-		t.Errorf("newerServed = %v, want one naming v1.33.14", err)
 	}
 }

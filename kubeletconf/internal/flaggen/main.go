@@ -1,7 +1,8 @@
 // Command flaggen writes kubeletconf/kubeletflags/zz_generated_flags.go: for each
-// kubelet minor version 1.24 to 1.37, the command-line flags that version's kubelet
-// registers, read from the sources of the k8s.io/kubernetes release in versions (the
-// newest patch of the minor the Go module proxy serves).
+// kubelet minor version 1.24 to 1.38, the command-line flags that version's kubelet
+// registers, read from the sources of the k8s.io/kubernetes release that
+// kubeletconf/internal/kubesrc pins for it (the newest patch of the minor the Go module
+// proxy serves; for 1.38 the pre-release v1.38.0-beta.0).
 //
 // The sources are parsed, never built or run: the flags are the registrations
 // (fs.StringVar, fs.Var, fs.BoolP, ...) of cmd/kubelet/app/options — the functions
@@ -25,43 +26,14 @@
 package main
 
 import (
-	"bytes"
-	"cmp"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
-	"regexp"
 	"sort"
-	"strings"
 
 	"github.com/eksboot/eksboot/internal/genfile"
+	"github.com/eksboot/eksboot/kubeletconf/internal/kubesrc"
 )
-
-// versions is the k8s.io/kubernetes release read for each kubelet minor: the newest
-// patch of the minor the Go module proxy serves. The proxy's version list of
-// k8s.io/kubernetes is incomplete (it lists no 1.24-1.28 release and v1.29.6 as the
-// newest 1.29), so the final patches of the minors that are out of support are
-// written here from the Kubernetes release history and checked to download; the
-// others are the newest the list shows. Moving a version changes the generated file,
-// so the table is the generator's input, as go.mod is typegen's.
-var versions = []string{
-	"v1.24.17",
-	"v1.25.16",
-	"v1.26.15",
-	"v1.27.16",
-	"v1.28.15",
-	"v1.29.15",
-	"v1.30.14",
-	"v1.31.14",
-	"v1.32.13",
-	"v1.33.13",
-	"v1.34.4",
-	"v1.35.4",
-	"v1.36.3",
-	"v1.37.2",
-}
 
 func main() {
 	out := flag.String("out", "", "the Go file to write")
@@ -82,11 +54,11 @@ func main() {
 // run extracts every version's flags and writes (or checks) out.
 func run(out string, check, offline, verbose bool) error {
 	if !offline {
-		listed, err := listVersions()
+		listed, err := kubesrc.ListVersions()
 		if err != nil {
 			return err
 		}
-		if err := newerServed(versions, listed); err != nil {
+		if err := kubesrc.NewerServed(kubesrc.Versions, listed); err != nil {
 			return err
 		}
 	}
@@ -114,10 +86,10 @@ type versionFlags struct {
 	flags   map[string]flagInfo
 }
 
-// extractAll reads the flags of every release of versions.
+// extractAll reads the flags of every release of kubesrc.Versions.
 func extractAll(offline bool, report func(version string, unfollowed []string)) ([]versionFlags, error) {
 	var sets []versionFlags
-	for _, v := range versions {
+	for _, v := range kubesrc.Versions {
 		roots, err := sources(v, offline)
 		if err != nil {
 			return nil, err
@@ -127,62 +99,19 @@ func extractAll(offline bool, report func(version string, unfollowed []string)) 
 			return nil, fmt.Errorf("k8s.io/kubernetes %s: %w", v, err)
 		}
 		report(v, unfollowed)
-		var minor int
-		if _, err := fmt.Sscanf(v, "v1.%d.", &minor); err != nil {
-			return nil, fmt.Errorf("version %s: %w", v, err)
+		minor, err := kubesrc.Minor(v)
+		if err != nil {
+			return nil, err
 		}
 		sets = append(sets, versionFlags{minor: minor, version: v, flags: flags})
 	}
 	return sets, nil
 }
 
-// listVersions returns the k8s.io/kubernetes versions the module proxy lists.
-func listVersions() ([]string, error) {
-	cmd := exec.Command("go", "list", "-m", "-versions", "k8s.io/kubernetes")
-	cmd.Dir = os.TempDir()
-	cmd.Env = append(os.Environ(), "GO111MODULE=on", "GOFLAGS=-mod=mod")
-	out, err := cmd.Output()
-	if err != nil {
-		return nil, fmt.Errorf("go list -m -versions k8s.io/kubernetes: %w", err)
-	}
-	return strings.Fields(string(out))[1:], nil
-}
-
-// newerServed returns an error naming the releases the proxy lists that are newer
-// patches of a minor in pinned, so that a new patch release is not missed.
-func newerServed(pinned, listed []string) error {
-	patch := map[int]int{}
-	for _, v := range pinned {
-		var minor, p int
-		if _, err := fmt.Sscanf(v, "v1.%d.%d", &minor, &p); err != nil {
-			return fmt.Errorf("pinned release %q: %w", v, err)
-		}
-		patch[minor] = p
-	}
-	var newer []string
-	for _, v := range listed {
-		var minor, p int
-		if n, _ := fmt.Sscanf(v, "v1.%d.%d", &minor, &p); n != 2 || strings.Contains(v, "-") {
-			continue // a pre-release
-		}
-		if have, ok := patch[minor]; ok && p > have {
-			newer = append(newer, v)
-		}
-	}
-	if len(newer) > 0 {
-		return fmt.Errorf("the module proxy serves newer patches than versions pins: %s; move versions in kubeletconf/internal/flaggen/main.go", strings.Join(newer, ", "))
-	}
-	return nil
-}
-
-// errNoSources is returned (wrapped) by sources when offline and a module is not in
-// the module cache.
-var errNoSources = fmt.Errorf("not in the module cache")
-
 // sources returns the source roots of a k8s.io/kubernetes release: the module and
 // the k8s.io/component-base and k8s.io/klog/v2 releases it builds with.
 func sources(version string, offline bool) ([]root, error) {
-	k, err := download("k8s.io/kubernetes", version, offline)
+	k, err := kubesrc.Download("k8s.io/kubernetes", version, offline)
 	if err != nil {
 		return nil, err
 	}
@@ -191,23 +120,23 @@ func sources(version string, offline bool) ([]root, error) {
 		return nil, err
 	}
 	// The staging modules are released as v0.<minor>.<patch> with the kubelet.
-	cb, err := download("k8s.io/component-base", "v0."+strings.TrimPrefix(version, "v1."), offline)
+	cb, err := kubesrc.Download("k8s.io/component-base", kubesrc.Staging(version), offline)
 	if err != nil {
 		return nil, err
 	}
-	klogVersion, err := requirement(goMod, "k8s.io/klog/v2")
+	klogVersion, err := kubesrc.Requirement(goMod, "k8s.io/klog/v2")
 	if err != nil {
 		return nil, fmt.Errorf("k8s.io/kubernetes %s go.mod: %w", version, err)
 	}
-	klog, err := download("k8s.io/klog/v2", klogVersion, offline)
+	klog, err := kubesrc.Download("k8s.io/klog/v2", klogVersion, offline)
 	if err != nil {
 		return nil, err
 	}
 	roots := []root{{"k8s.io/kubernetes", k}, {"k8s.io/component-base", cb}, {"k8s.io/klog/v2", klog}}
 	// From 1.37 the kubelet names cadvisor's --housekeeping-interval by a constant of
 	// github.com/google/cadvisor/lib/cadvisorflags.
-	if v, err := requirement(goMod, cadvisorLib); err == nil {
-		dir, err := download(cadvisorLib, v, offline)
+	if v, err := kubesrc.Requirement(goMod, cadvisorLib); err == nil {
+		dir, err := kubesrc.Download(cadvisorLib, v, offline)
 		if err != nil {
 			return nil, err
 		}
@@ -217,46 +146,6 @@ func sources(version string, offline bool) ([]root, error) {
 }
 
 const cadvisorLib = "github.com/google/cadvisor/lib"
-
-// requirement returns the version of module that go.mod requires (the replace
-// directive's, when there is one).
-func requirement(goMod []byte, module string) (string, error) {
-	re := regexp.MustCompile(`(?m)^\s*(?:require\s+|replace\s+)?` + regexp.QuoteMeta(module) + `\s+(?:=>\s+\S+\s+)?(v\S+)`)
-	var last string
-	for _, m := range re.FindAllSubmatch(goMod, -1) {
-		last = string(m[1]) // a replace comes after the require
-	}
-	if last == "" {
-		return "", fmt.Errorf("no requirement of %s", module)
-	}
-	return last, nil
-}
-
-// download returns the module cache directory of module@version, downloading it
-// unless offline. It runs outside any module so that no go.mod or go.sum changes.
-func download(module, version string, offline bool) (string, error) {
-	cmd := exec.Command("go", "mod", "download", "-json", module+"@"+version)
-	cmd.Dir = os.TempDir()
-	cmd.Env = append(os.Environ(), "GO111MODULE=on", "GOFLAGS=-mod=mod")
-	if offline {
-		cmd.Env = append(cmd.Env, "GOPROXY=off")
-	}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	runErr := cmd.Run()
-	var m struct{ Dir, Error string }
-	if err := json.Unmarshal(stdout.Bytes(), &m); err != nil && runErr == nil {
-		return "", fmt.Errorf("go mod download %s@%s: %w", module, version, err)
-	}
-	if m.Dir == "" || runErr != nil {
-		if offline {
-			return "", fmt.Errorf("%s@%s is %w", module, version, errNoSources)
-		}
-		msg := strings.TrimSpace(cmp.Or(m.Error, stderr.String()))
-		return "", fmt.Errorf("go mod download %s@%s: %s", module, version, msg)
-	}
-	return m.Dir, nil
-}
 
 // generate returns the formatted source of zz_generated_flags.go.
 func generate(sets []versionFlags) ([]byte, error) {
