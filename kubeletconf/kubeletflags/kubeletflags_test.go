@@ -121,3 +121,58 @@ func TestNamesAreSortedAndUnique(t *testing.T) {
 		}
 	}
 }
+
+// TestIsBool checks flag kinds read in each version's sources: pflag's BoolVar
+// (--fail-swap-on), a boolean of klog's standard library flag set taken in through
+// PFlagFromGoFlag (--logtostderr, until 1.25), a boolean cadvisor defines on the
+// global flag set (--enable-load-reader, until 1.36), --version (a value of its own
+// type whose NoOptDefVal verflag sets to "true") and --help; and flags that take a
+// value, klog's -v among them (a standard library Var whose Level has no IsBoolFlag).
+func TestIsBool(t *testing.T) {
+	for _, m := range Minors() {
+		for _, f := range []string{"--fail-swap-on", "--version", "--help", "--seccomp-default", "fail_swap_on"} {
+			if !IsBool(m, f) {
+				t.Errorf("IsBool(%d, %q) = false", m, f)
+			}
+		}
+		for _, f := range []string{"--v", "--node-ip", "--feature-gates", "--max-pods", "--config", "--vmodule", "--no-such-flag", ""} {
+			if IsBool(m, f) {
+				t.Errorf("IsBool(%d, %q) = true", m, f)
+			}
+		}
+		if got, want := IsBool(m, "--logtostderr"), m <= 25; got != want {
+			t.Errorf("IsBool(%d, --logtostderr) = %v, want %v", m, got, want)
+		}
+		if got, want := IsBool(m, "--enable-load-reader"), m <= 36; got != want {
+			t.Errorf("IsBool(%d, --enable-load-reader) = %v, want %v", m, got, want)
+		}
+	}
+	if IsBool(39, "--fail-swap-on") {
+		t.Error("IsBool is true for an unknown minor")
+	}
+}
+
+func TestLookupsAllocateNothing(t *testing.T) {
+	if n := testing.AllocsPerRun(100, func() {
+		Has(37, "--node_ip")
+		IsBool(37, "fail_swap_on")
+		Deprecated(34, "--pod_infra_container_image")
+		Removed(37, "--storage_driver_db")
+	}); n != 0 {
+		t.Errorf("%v allocations per lookup", n)
+	}
+}
+
+func BenchmarkLookup(b *testing.B) {
+	flags := []string{"--node-ip", "--fail-swap-on", "--no-such-flag", "--pod-infra-container-image", "node_labels"}
+	for _, tc := range []struct {
+		name string
+		f    func(int, string) bool
+	}{{"Has", Has}, {"IsBool", IsBool}, {"Deprecated", Deprecated}} {
+		b.Run(tc.name, func(b *testing.B) {
+			for i := 0; b.Loop(); i++ {
+				tc.f(24+i%15, flags[i%len(flags)])
+			}
+		})
+	}
+}

@@ -17,6 +17,10 @@ import (
 type flagInfo struct {
 	deprecated bool // registered, but marked deprecated (pflag leaves it out of --help)
 	hidden     bool // registered, but marked hidden
+	// boolean: the flag takes no value of its own: pflag's NoOptDefVal is set, so
+	// "--flag" alone is "--flag=true" (or NoOptDefVal) and in "--flag value" the value
+	// is the next argument, not the flag's.
+	boolean bool
 }
 
 // A root maps the import paths under prefix to the source directory dir.
@@ -51,22 +55,27 @@ var registerHelpers = map[string]bool{"register": true, "pflagRegister": true, "
 // A pkg is one parsed package: its non-test files for linux/amd64 (the EKS node's
 // build), top-level functions and methods, string constants and struct fields.
 type pkg struct {
-	path    string
-	funcs   map[string]*fn // top-level functions by name
-	methods map[string]*fn // "Type.Method"
-	inits   []*fn
-	vars    map[string]bool     // package-level variables
-	consts  map[string]ast.Expr // package-level constants (resolved on use)
-	fields  map[string]typeRef  // struct field name -> its named type
-	fileOf  map[*ast.File]map[string]string
+	path     string
+	funcs    map[string]*fn // top-level functions by name
+	methods  map[string]*fn // "Type.Method"
+	inits    []*fn
+	vars     map[string]bool     // package-level variables
+	varSpecs []*fn               // package-level variable declarations, each as the decl-less fn of its file, with spec set
+	consts   map[string]ast.Expr // package-level constants (resolved on use)
+	fields   map[string]typeRef  // struct field name -> its named type
+	fileOf   map[*ast.File]map[string]string
+	blank    []string // packages its files import for their side effects (import _ "path")
+	imports  []string // every package its files import
 }
 
 // A typeRef names a type: its package's import path and name.
 type typeRef struct{ pkg, name string }
 
-// An fn is a function declaration with the package and file it is in.
+// An fn is a function declaration with the package and file it is in (or, with spec
+// set instead of decl, a package-level variable declaration).
 type fn struct {
 	decl *ast.FuncDecl
+	spec *ast.ValueSpec
 	file *ast.File
 	pkg  *pkg
 }
@@ -86,22 +95,29 @@ func newLoader(roots []root) *loader {
 	return &loader{fset: token.NewFileSet(), roots: roots, pkgs: map[string]*pkg{}, ctx: ctx}
 }
 
+// rootOf returns the root that holds path (the one with the longest prefix), or
+// false.
+func (l *loader) rootOf(path string) (root, bool) {
+	var best root
+	for _, r := range l.roots {
+		if (path == r.prefix || strings.HasPrefix(path, r.prefix+"/")) && len(r.prefix) > len(best.prefix) {
+			best = r
+		}
+	}
+	return best, best.prefix != ""
+}
+
 // load returns the package with import path path, or nil when no root holds it.
 func (l *loader) load(path string) (*pkg, error) {
 	if p, ok := l.pkgs[path]; ok {
 		return p, nil
 	}
-	dir := ""
-	for _, r := range l.roots {
-		if path == r.prefix || strings.HasPrefix(path, r.prefix+"/") {
-			dir = filepath.Join(r.dir, strings.TrimPrefix(path, r.prefix))
-			break
-		}
-	}
-	if dir == "" {
+	r, ok := l.rootOf(path)
+	if !ok {
 		l.pkgs[path] = nil
 		return nil, nil
 	}
+	dir := filepath.Join(r.dir, strings.TrimPrefix(path, r.prefix))
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("package %s: %w", path, err)
@@ -140,6 +156,10 @@ func (p *pkg) addFile(f *ast.File) {
 			name = im.Name.Name
 		}
 		imports[name] = path
+		p.imports = append(p.imports, path)
+		if name == "_" {
+			p.blank = append(p.blank, path)
+		}
 	}
 	p.fileOf[f] = imports
 	for _, d := range f.Decls {
@@ -158,6 +178,9 @@ func (p *pkg) addFile(f *ast.File) {
 			for _, s := range d.Specs {
 				switch s := s.(type) {
 				case *ast.ValueSpec:
+					if d.Tok == token.VAR {
+						p.varSpecs = append(p.varSpecs, &fn{spec: s, file: f, pkg: p})
+					}
 					for i, n := range s.Names {
 						if d.Tok == token.CONST && i < len(s.Values) {
 							p.consts[n.Name] = s.Values[i]
@@ -248,14 +271,15 @@ func nameArg(method string) (int, bool) {
 type walker struct {
 	l          *loader
 	flags      map[string]flagInfo
-	marks      map[string]flagInfo // MarkDeprecated/MarkHidden, applied at the end
+	marks      map[string]flagInfo   // MarkDeprecated/MarkHidden and NoOptDefVal, applied at the end
+	globals    map[string]globalDefs // by the package whose (and whose module's) definitions they are
 	stack      map[*ast.FuncDecl]bool
 	unfollowed map[string]bool // calls not followed that pass a flag set, for -v
 }
 
 func newWalker(l *loader) *walker {
 	return &walker{
-		l: l, flags: map[string]flagInfo{}, marks: map[string]flagInfo{},
+		l: l, flags: map[string]flagInfo{}, marks: map[string]flagInfo{}, globals: map[string]globalDefs{},
 		stack: map[*ast.FuncDecl]bool{}, unfollowed: map[string]bool{},
 	}
 }
@@ -265,6 +289,7 @@ func newWalker(l *loader) *walker {
 type scope struct {
 	f      *fn
 	locals map[string]typeRef // parameters and receiver, with their named type if they have one
+	sets   map[string]string  // local variables made by NewFlagSet: "flag" or "pflag"
 	sinks  map[string]map[string]flagInfo
 }
 
@@ -277,7 +302,7 @@ func (w *walker) walk(f *fn, sinks map[string]map[string]flagInfo) (map[string]f
 	}
 	w.stack[f.decl] = true
 	defer delete(w.stack, f.decl)
-	s := &scope{f: f, locals: map[string]typeRef{}, sinks: sinks}
+	s := &scope{f: f, locals: map[string]typeRef{}, sets: map[string]string{}, sinks: sinks}
 	if s.sinks == nil {
 		s.sinks = map[string]map[string]flagInfo{}
 	}
@@ -296,6 +321,15 @@ func (w *walker) walk(f *fn, sinks map[string]map[string]flagInfo) (map[string]f
 	// A flag set that a VisitAll copies from is a sink: what is registered on it is
 	// its content, not the function's result.
 	ast.Inspect(f.decl.Body, func(n ast.Node) bool {
+		if a, ok := n.(*ast.AssignStmt); ok && len(a.Lhs) == len(a.Rhs) {
+			for i, l := range a.Lhs {
+				if id, ok := l.(*ast.Ident); ok {
+					if kind := newFlagSet(f, a.Rhs[i]); kind != "" {
+						s.sets[id.Name] = kind
+					}
+				}
+			}
+		}
 		if c, ok := n.(*ast.CallExpr); ok {
 			if sel, ok := c.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "VisitAll" && copies(c) {
 				if id, ok := sel.X.(*ast.Ident); ok && s.sinks[id.Name] == nil && !f.pkg.vars[id.Name] {
@@ -310,6 +344,10 @@ func (w *walker) walk(f *fn, sinks map[string]map[string]flagInfo) (map[string]f
 		if err != nil {
 			return false
 		}
+		if a, ok := n.(*ast.AssignStmt); ok {
+			err = w.noOptDefVal(f, a, nil, w.marks)
+			return err == nil
+		}
 		c, ok := n.(*ast.CallExpr)
 		if !ok {
 			return true
@@ -319,6 +357,38 @@ func (w *walker) walk(f *fn, sinks map[string]map[string]flagInfo) (map[string]f
 		return descend
 	})
 	return out, err
+}
+
+// noOptDefVal records x.Lookup(name).NoOptDefVal = value, which makes the flag name
+// boolean unless value is "", in marks. Any other assignment to NoOptDefVal is an
+// error: the flag it sets could not be named.
+func (w *walker) noOptDefVal(f *fn, a *ast.AssignStmt, env *env, marks map[string]flagInfo) error {
+	for i, l := range a.Lhs {
+		sel, ok := l.(*ast.SelectorExpr)
+		if !ok || sel.Sel.Name != "NoOptDefVal" {
+			continue
+		}
+		lookup, _ := unparen(sel.X).(*ast.CallExpr)
+		var ls *ast.SelectorExpr
+		if lookup != nil {
+			ls, _ = lookup.Fun.(*ast.SelectorExpr)
+		}
+		if ls == nil || ls.Sel.Name != "Lookup" || len(lookup.Args) != 1 || len(a.Rhs) != len(a.Lhs) {
+			return fmt.Errorf("%s: NoOptDefVal set on %s, not on a flag looked up by name", w.l.fset.Position(a.Pos()), exprString(sel.X))
+		}
+		name, err := w.constStringIn(f, lookup.Args[0], env)
+		if err != nil {
+			return err
+		}
+		value, err := w.constStringIn(f, a.Rhs[i], env)
+		if err != nil {
+			return err
+		}
+		m := marks[name]
+		m.boolean = value != ""
+		marks[name] = m
+	}
+	return nil
 }
 
 // call handles one call expression in scope s, adding what it registers to out; it
@@ -345,7 +415,11 @@ func (w *walker) call(s *scope, c *ast.CallExpr, out map[string]flagInfo) (bool,
 			if err != nil {
 				return false, err
 			}
-			add(target(nil), strings.ReplaceAll(name, "_", "-"), flagInfo{deprecated: fun.Name == "registerDeprecated"})
+			def, err := w.registered(f.pkg, fun.Name, name)
+			if err != nil {
+				return false, fmt.Errorf("%s: %w", w.l.fset.Position(c.Pos()), err)
+			}
+			add(target(nil), strings.ReplaceAll(name, "_", "-"), flagInfo{deprecated: fun.Name == "registerDeprecated", boolean: def.boolean})
 			return false, nil
 		}
 		if callee := f.pkg.funcs[fun.Name]; callee != nil {
@@ -400,7 +474,11 @@ func (w *walker) selectorCall(s *scope, c *ast.CallExpr, fun *ast.SelectorExpr, 
 		if err != nil {
 			return false, fmt.Errorf("%s: flag name of %s: %w", w.l.fset.Position(c.Pos()), method, err)
 		}
-		add(target(recv), name, flagInfo{})
+		boolean, err := w.boolean(f, method, w.goFlagSet(s, recv), c, nil)
+		if err != nil {
+			return false, fmt.Errorf("%s: flag %s: %w", w.l.fset.Position(c.Pos()), name, err)
+		}
+		add(target(recv), name, flagInfo{boolean: boolean})
 		return false, nil
 	}
 	// x.Method(...) and x.Field.Method(...) on a type whose package is followed.
@@ -457,7 +535,20 @@ func (w *walker) addFlag(f *fn, c *ast.CallExpr, into map[string]flagInfo) (bool
 	if err != nil {
 		return false, err
 	}
-	add(into, name, flagInfo{})
+	// A flag of a global set (flag.Lookup, pflag.Lookup) is defined by this package.
+	var info flagInfo
+	if set, ok := globalSet(f, lookup.Fun.(*ast.SelectorExpr).X); ok {
+		defs, err := w.definitions(f.pkg.path, false)
+		if err != nil {
+			return false, err
+		}
+		def, ok := defs[set][name]
+		if !ok {
+			return false, fmt.Errorf("%s: %s's global flag %s is not defined in %s", w.l.fset.Position(c.Pos()), set, name, f.pkg.path)
+		}
+		info.boolean = def.boolean
+	}
+	add(into, name, info)
 	return false, nil
 }
 
@@ -590,12 +681,21 @@ func (w *walker) source(s *scope, x ast.Expr) (map[string]flagInfo, error) {
 // constString returns the value of a string constant expression: a literal, a
 // constant of the package or of a followed package, or a sum of those.
 func (w *walker) constString(f *fn, e ast.Expr) (string, error) {
+	return w.constStringIn(f, e, nil)
+}
+
+// constStringIn is constString where the parameters bound in env name their
+// arguments.
+func (w *walker) constStringIn(f *fn, e ast.Expr, env *env) (string, error) {
 	switch e := unparen(e).(type) {
 	case *ast.BasicLit:
 		if e.Kind == token.STRING {
 			return strconv.Unquote(e.Value)
 		}
 	case *ast.Ident:
+		if b, ok := env.lookup(e.Name); ok {
+			return w.constStringIn(b.f, b.e, b.env)
+		}
 		if v, ok := f.pkg.consts[e.Name]; ok {
 			return w.constString(f, v)
 		}
@@ -615,11 +715,11 @@ func (w *walker) constString(f *fn, e ast.Expr) (string, error) {
 		}
 	case *ast.BinaryExpr:
 		if e.Op == token.ADD {
-			a, err := w.constString(f, e.X)
+			a, err := w.constStringIn(f, e.X, env)
 			if err != nil {
 				return "", err
 			}
-			b, err := w.constString(f, e.Y)
+			b, err := w.constStringIn(f, e.Y, env)
 			return a + b, err
 		}
 	}
@@ -631,6 +731,7 @@ func add(m map[string]flagInfo, name string, i flagInfo) {
 	if ok {
 		i.deprecated = i.deprecated || old.deprecated
 		i.hidden = i.hidden || old.hidden
+		i.boolean = i.boolean || old.boolean
 	}
 	m[name] = i
 }
@@ -774,6 +875,7 @@ func extract(roots []root) (map[string]flagInfo, []string, error) {
 		if i, ok := flags[n]; ok {
 			i.deprecated = i.deprecated || m.deprecated
 			i.hidden = i.hidden || m.hidden
+			i.boolean = i.boolean || m.boolean
 			flags[n] = i
 		}
 	}
@@ -818,8 +920,12 @@ func (w *walker) command() error {
 			if id, ok := fun.X.(*ast.Ident); ok && id.Name == set {
 				if i, reg := nameArg(name); reg && len(c.Args) > i {
 					var flag string
+					var boolean bool
 					flag, err = w.constString(f, c.Args[i])
-					add(w.flags, flag, flagInfo{})
+					if err == nil {
+						boolean, err = w.boolean(f, name, false, c, nil)
+					}
+					add(w.flags, flag, flagInfo{boolean: boolean})
 				}
 				return true
 			}

@@ -9,8 +9,9 @@ import (
 )
 
 // render writes the generated file: the sorted names of every flag of every version,
-// and per version a bit set over them (flags present, flags deprecated), with a
-// comment naming the flags added and removed since the version before.
+// and per version bit sets over them (flags present, flags deprecated, flags that
+// take no value), with a comment naming the flags added and removed since the
+// version before.
 func render(sets []versionFlags) ([]byte, error) {
 	if len(sets) == 0 {
 		return nil, fmt.Errorf("no versions")
@@ -66,10 +67,11 @@ func render(sets []versionFlags) ([]byte, error) {
 			fmt.Fprintf(&b, "; added: %s; removed: %s", list(added), list(removed))
 		}
 		b.WriteString(".\n")
-		fmt.Fprintf(&b, "\t{minor: %d, version: %q,\n\t\thas: bitset%s,\n\t\tdeprecated: bitset%s},\n",
+		fmt.Fprintf(&b, "\t{minor: %d, version: %q,\n\t\thas: bitset%s,\n\t\tdeprecated: bitset%s,\n\t\tboolean: bitset%s},\n",
 			s.minor, s.version,
 			bits(s, func(flagInfo) bool { return true }),
-			bits(s, func(i flagInfo) bool { return i.deprecated || i.hidden }))
+			bits(s, func(i flagInfo) bool { return i.deprecated || i.hidden }),
+			bits(s, func(i flagInfo) bool { return i.boolean }))
 		prev = s.flags
 	}
 	b.WriteString("}\n")

@@ -50,28 +50,29 @@ func TestGeneratedFileIsFresh(t *testing.T) {
 // TestExtractFindsEveryKindOfRegistration runs the extractor on testdata/src, a tiny
 // tree with each way the kubelet's sources register a flag.
 func TestExtractFindsEveryKindOfRegistration(t *testing.T) {
-	flags, unfollowed, err := extract([]root{
-		{"k8s.io/kubernetes", "testdata/src/kubernetes"},
-		{"k8s.io/component-base", "testdata/src/component-base"},
-		{"k8s.io/klog/v2", "testdata/src/klog"},
-	})
+	flags, unfollowed, err := extract(testRoots("testdata/src/kubernetes"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]flagInfo{
-		"runtime-cgroups":       {},                 // a method of an embedded struct of another package
-		"node-ip":               {},                 // a constant expression as the name
-		"old-style":             {deprecated: true}, // '_' normalised; MarkDeprecated
-		"feature-gates":         {},                 // fs.Var
-		"max-pods":              {hidden: true},     // Int32VarP; MarkHidden
-		"logging-format":        {},                 // component-base logs/api/v1
-		"log-flush-frequency":   {},                 // an imported constant as the name
-		"v":                     {},                 // VarP
-		"housekeeping-interval": {},                 // register(global, local, name)
-		"boot-id-file":          {deprecated: true}, // registerDeprecated
-		"version":               {},                 // AddFlag(flag.Lookup(name))
-		"log-dir":               {deprecated: true}, // klog's, copied by logs.AddFlags' VisitAll and deprecated there
-		"help":                  {},                 // NewKubeletCommand's own
+		"runtime-cgroups":       {},                                // a method of an embedded struct of another package
+		"node-ip":               {},                                // a constant expression as the name
+		"old-style":             {deprecated: true},                // '_' normalised; MarkDeprecated
+		"seccomp-default":       {boolean: true},                   // BoolVar
+		"lock-file":             {boolean: true},                   // Var, then Lookup(name).NoOptDefVal = ...
+		"feature-gates":         {},                                // fs.Var
+		"max-pods":              {hidden: true},                    // Int32VarP; MarkHidden
+		"logging-format":        {},                                // component-base logs/api/v1
+		"log-flush-frequency":   {},                                // an imported constant as the name
+		"v":                     {},                                // VarP of pflag; klog's go flag Var of a Level
+		"housekeeping-interval": {},                                // register(global, local, name) of a flag.Duration of cadvisor
+		"boot-id-file":          {deprecated: true},                // registerDeprecated; flag.StringVar in an init of a package cadvisor's imports
+		"enable-load-reader":    {deprecated: true, boolean: true}, // registerDeprecated of a flag.Bool
+		"version":               {boolean: true},                   // AddFlag(flag.Lookup(name)) of a pflag global whose NoOptDefVal is set
+		"log-dir":               {deprecated: true},                // klog's, copied by logs.AddFlags' VisitAll and deprecated there
+		"logtostderr":           {deprecated: true, boolean: true}, // klog's go flag BoolVar, copied
+		"one-output":            {deprecated: true, boolean: true}, // klog's go flag Var of a value whose IsBoolFlag returns true
+		"help":                  {boolean: true},                   // NewKubeletCommand's own BoolP
 	}
 	if !reflect.DeepEqual(flags, want) {
 		for n, i := range flags {
@@ -102,9 +103,39 @@ func TestExtractFailsOnANameItCannotRead(t *testing.T) {
 	if err := os.WriteFile(path, src, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, _, err = extract([]root{{"k8s.io/kubernetes", dir}, {"k8s.io/component-base", "testdata/src/component-base"}, {"k8s.io/klog/v2", "testdata/src/klog"}})
+	_, _, err = extract(testRoots(dir))
 	if err == nil || !strings.Contains(err.Error(), "runtimeCgroupsFlag(...) is not a string constant") {
 		t.Errorf("extract error = %v, want one naming runtimeCgroupsFlag(...)", err)
+	}
+}
+
+// TestExtractFailsOnAGlobalFlagNobodyDefines: a register helper's name must be defined
+// by a package the options package imports for it.
+func TestExtractFailsOnAGlobalFlagNobodyDefines(t *testing.T) {
+	dir := t.TempDir()
+	copyTree(t, "testdata/src/kubernetes", dir)
+	path := dir + "/cmd/kubelet/app/options/globalflags.go"
+	src, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src = bytes.Replace(src, []byte(`"boot_id_file"`), []byte(`"machine_id_file"`), 1)
+	if err := os.WriteFile(path, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = extract(testRoots(dir))
+	if err == nil || !strings.Contains(err.Error(), "flag's global flag machine_id_file, registered by registerDeprecated, is defined by none of the packages") {
+		t.Errorf("extract error = %v, want one naming machine_id_file", err)
+	}
+}
+
+// testRoots returns the roots of testdata/src, with k8s.io/kubernetes at kubernetes.
+func testRoots(kubernetes string) []root {
+	return []root{
+		{"k8s.io/kubernetes", kubernetes},
+		{"k8s.io/component-base", "testdata/src/component-base"},
+		{"k8s.io/klog/v2", "testdata/src/klog"},
+		{"github.com/google/cadvisor", "testdata/src/cadvisor"},
 	}
 }
 

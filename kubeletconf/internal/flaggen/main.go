@@ -14,10 +14,19 @@
 // linux/amd64 with no build tags. Names are normalised as the kubelet's flag set
 // normalises them ('_' becomes '-').
 //
+// A flag is boolean (it takes no value: pflag's NoOptDefVal is set) when it is
+// registered by a Bool or Count method, when it is a standard library flag whose
+// value's IsBoolFlag returns true (pflag.PFlagFromGoFlag then sets NoOptDefVal), or when
+// NoOptDefVal is set on it by name. The flags the kubelet takes from the global flag
+// sets by name (cadvisor's, the credential providers', --version) are looked up where
+// their packages define them in package initialisation (globals.go): the packages
+// the options package imports for that (import _ "..."), and verflag.
+//
 // Checked against real kubelets (kubeletflags' TestAgreesWithARealKubelet and the
 // FLAG: lines a kubelet logs at --v=1 for every flag it has, deprecated ones
 // included): 1.24.17 and 1.34.4 built from their modules, 164 and 150 flags, and a
-// 1.37.2 release build's --help, 131; each the same names and deprecations.
+// 1.37.2 release build's --help, 131; each the same names and deprecations. .ci/run
+// holds the table, boolean flags included, to every kubelet the e2e boxes build.
 //
 // The generator downloads the modules into the module cache with `go mod download`
 // (they are not in eksboot's go.mod: eksboot never links them); `go generate
@@ -133,19 +142,22 @@ func sources(version string, offline bool) ([]root, error) {
 		return nil, err
 	}
 	roots := []root{{"k8s.io/kubernetes", k}, {"k8s.io/component-base", cb}, {"k8s.io/klog/v2", klog}}
-	// From 1.37 the kubelet names cadvisor's --housekeeping-interval by a constant of
+	// cadvisor defines the flags the kubelet takes from the global flag set; from 1.37
+	// the kubelet names the one left, --housekeeping-interval, by a constant of
 	// github.com/google/cadvisor/lib/cadvisorflags.
-	if v, err := kubesrc.Requirement(goMod, cadvisorLib); err == nil {
-		dir, err := kubesrc.Download(cadvisorLib, v, offline)
-		if err != nil {
-			return nil, err
+	for _, m := range []string{cadvisor, cadvisor + "/lib"} {
+		if v, err := kubesrc.Requirement(goMod, m); err == nil {
+			dir, err := kubesrc.Download(m, v, offline)
+			if err != nil {
+				return nil, err
+			}
+			roots = append(roots, root{m, dir})
 		}
-		roots = append(roots, root{cadvisorLib, dir})
 	}
 	return roots, nil
 }
 
-const cadvisorLib = "github.com/google/cadvisor/lib"
+const cadvisor = "github.com/google/cadvisor"
 
 // generate returns the formatted source of zz_generated_flags.go.
 func generate(sets []versionFlags) ([]byte, error) {

@@ -8,12 +8,15 @@ import (
 
 	"k8s.io/component-base/logs"
 	"k8s.io/component-base/version/verflag"
+
+	_ "github.com/google/cadvisor/manager"
 )
 
 func AddGlobalFlags(fs *pflag.FlagSet) {
 	local := pflag.NewFlagSet("", pflag.ExitOnError)
 	register(flag.CommandLine, local, "housekeeping_interval")
 	registerDeprecated(flag.CommandLine, local, "boot_id_file", "a cadvisor flag")
+	registerDeprecated(flag.CommandLine, local, "enable_load_reader", "a cadvisor flag")
 	fs.AddFlagSet(local)
 	verflag.AddFlags(fs)
 	logs.AddFlags(fs, logs.SkipLoggingConfigurationFlags())

@@ -31,6 +31,9 @@ func (f *KubeletFlags) AddFlags(mainfs *pflag.FlagSet) {
 	fs.StringVar(&f.NodeIP, nodeIPFlag, "", "usage")
 	fs.String("old_style", "", "usage")
 	fs.MarkDeprecated("old_style", "going away")
+	fs.BoolVar(nil, "seccomp-default", false, "the `RuntimeDefault` profile")
+	fs.Var(nil, "lock-file", "usage")
+	fs.Lookup("lock-file").NoOptDefVal = "/var/run/kubelet.lock"
 }
 
 func AddKubeletConfigFlags(mainfs *pflag.FlagSet, c *struct{ Logging struct{} }) {
