@@ -127,12 +127,12 @@ parity: ## Compare with bootstrap.sh's golden outputs (needs ../shared, root).
 	../shared/tools/parity/run
 
 .PHONY: generate
-generate: ## Regenerate maxpods/zz_generated_table.go (from assets/), kubeletconf/zz_generated_types.go (from k8s.io/kubelet), zz_generated_template.go (from assets/) and kubeletconf/kubeletflags/zz_generated_flags.go (from each kubelet minor's k8s.io/kubernetes sources, downloaded into the module cache).
-	CGO_ENABLED=0 $(GO) generate ./maxpods ./kubeletconf ./kubeletconf/kubeletflags
+generate: ## Regenerate maxpods/zz_generated_table.go (from assets/), kubeletconf/zz_generated_types.go (from k8s.io/kubelet), zz_generated_template.go (from assets/), kubeletconf/kubeletflags/zz_generated_flags.go and kubeletconf/kubeletgates/zz_generated_gates.go (from each kubelet minor's k8s.io/kubernetes sources, downloaded into the module cache).
+	CGO_ENABLED=0 $(GO) generate ./maxpods ./kubeletconf ./kubeletconf/kubeletflags ./kubeletconf/kubeletgates
 
 .PHONY: check-generated
 check-generated: ## Fail when a generated file is stale (make generate refreshes them).
-	CGO_ENABLED=0 $(GO) test -count=1 -run '^TestGeneratedFileIsFresh$$' ./maxpods/internal/gen ./kubeletconf/internal/typegen ./kubeletconf/internal/templategen ./kubeletconf/internal/flaggen
+	CGO_ENABLED=0 $(GO) test -count=1 -run '^TestGeneratedFileIsFresh$$' ./maxpods/internal/gen ./kubeletconf/internal/typegen ./kubeletconf/internal/templategen ./kubeletconf/internal/flaggen ./kubeletconf/internal/gategen
 
 # Runs of the release binary per command in BenchmarkProcess.
 BENCH_RUNS ?= 50

@@ -156,6 +156,26 @@ func NewerServed(pinned, listed []string) error {
 	return nil
 }
 
+// Substitutes are the staging modules that the Go module proxy does not serve at a
+// release's version (it answers 403 Forbidden: "This module version is not
+// available"), by module@version, with the version read in their place: the newest
+// patch below it that the proxy serves. The kubelet imports them for API types only
+// (k8s.io/kube-scheduler's, through pkg/scheduler/framework); gategen reads their
+// imports to walk the kubelet's import graph.
+var Substitutes = map[string]string{
+	"k8s.io/kube-scheduler@v0.31.14": "v0.31.13",
+}
+
+// StagingDownload is Download of a staging module at Staging(version), or at its
+// substitute.
+func StagingDownload(module, version string, offline bool) (string, error) {
+	v := Staging(version)
+	if s, ok := Substitutes[module+"@"+v]; ok {
+		v = s
+	}
+	return Download(module, v, offline)
+}
+
 // ErrNoSources is returned (wrapped) by Download when offline and a module is not
 // in the module cache.
 var ErrNoSources = errors.New("not in the module cache")

@@ -1,0 +1,3 @@
+package version
+
+const DefaultKubeBinaryVersion = "1.30"
