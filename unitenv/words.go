@@ -12,14 +12,20 @@ import "strings"
 // is an empty argument. It is pure, and never fails: every value gives the words the
 // command receives.
 func SplitWords(value string) []string {
-	var words []string
+	words, _ := SplitWordsAt(value)
+	return words
+}
+
+// SplitWordsAt is SplitWords that also returns where in value each word starts.
+func SplitWordsAt(value string) (words []string, starts []int) {
 	for i := 0; ; {
 		for i < len(value) && isSpace(value[i]) {
 			i++
 		}
 		if i == len(value) {
-			return words
+			return words, starts
 		}
+		starts = append(starts, i)
 		var b strings.Builder
 		var quote byte
 		for ; i < len(value); i++ {
