@@ -185,3 +185,38 @@ type OverlayFields struct {
 	// (a flag would win over it).
 	VerbosityGiven bool
 }
+
+// WithFlags returns cfg with the fields the kubelet's flags set laid over it, as the
+// kubelet does (kubeletConfigFlagPrecedence): a field a flag sets replaces the file's,
+// maps included, except featureGates, which merge key by key (the flag's win).
+// flags is CheckArgs' UserArgs.Config, whose values have their fields' types.
+func WithFlags(cfg *KubeletConfiguration, flags map[string]any) (*KubeletConfiguration, error) {
+	if len(flags) == 0 {
+		return cfg, nil
+	}
+	b, err := Marshal(cfg)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	for k, v := range flags {
+		if k == "featureGates" {
+			gates, _ := m[k].(map[string]any)
+			m[k] = deepMerge(cloneTree(gates), cloneTree(v.(map[string]any)))
+			continue
+		}
+		m[k] = cloneValue(v)
+	}
+	merged, err := json.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	var out KubeletConfiguration
+	if err := json.Unmarshal(merged, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
