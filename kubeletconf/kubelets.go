@@ -1,6 +1,10 @@
 package kubeletconf
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/eksboot/eksboot/kubeletconf/kubeletgates"
+)
 
 // KubeletRow is what eksboot writes for one kubelet minor version: the flags that
 // version still has and the defaults EKS applies to it. Kubelet looks rows up; every
@@ -29,16 +33,19 @@ type KubeletRow struct {
 	CredentialProviderAPI       string
 	CredentialProviderPluginAPI string
 	// CredentialProvidersGate: the KubeletCredentialProviders feature gate must be
-	// on for the provider to be used (before 1.28, when the gate was removed).
+	// on for the provider to be used (before 1.28, when the gate was removed; only
+	// while the kubelet has not locked it, as every gate of the row).
 	CredentialProvidersGate bool
 	// ECRPublicAlias: ecr-public.aws.com, the alias of public.ecr.aws, is in the ECR
 	// provider's match list (nodeadm from 1.32).
 	ECRPublicAlias bool
 
 	// FeatureGates are the gates EKS turns on for this version, beyond the
-	// template's RotateKubeletServerCertificate: DynamicResourceAllocation from 1.33
-	// ("EKS enables DRA on 1.33+", as nodeadm does), MutableCSINodeAllocatableCount
-	// from 1.34 (off by default in the kubelet until 1.36).
+	// template's RotateKubeletServerCertificate (eksGates), each only while this
+	// minor's kubelet has it, has not locked it and does not deprecate it
+	// (kubeletgates): a locked gate set to its lock does nothing, and the first
+	// kubelet without it refuses to start (DynamicResourceAllocation, locked in
+	// 1.35, is gone from 1.38).
 	FeatureGates map[string]bool
 
 	// GracefulShutdown: graceful node shutdown is on by default (2m30s, of which 30s
@@ -53,8 +60,27 @@ type KubeletRow struct {
 // FirstKubeletMinor, the FirstKubeletMinor row with the versions' own QPS rule.
 const (
 	FirstKubeletMinor = 20
-	LastKubeletMinor  = 37
+	LastKubeletMinor  = 38
 )
+
+// eksGates are the feature gates EKS turns on, from the minor it does:
+// DynamicResourceAllocation from 1.33 ("EKS enables DRA on 1.33+", as nodeadm does)
+// and MutableCSINodeAllocatableCount from 1.34 (off by default in the kubelet until
+// 1.35). A row sets one only where kubeletSets allows.
+var eksGates = []struct {
+	name string
+	from int
+}{
+	{"DynamicResourceAllocation", 33},
+	{"MutableCSINodeAllocatableCount", 34},
+}
+
+// kubeletSets reports whether eksboot may set gate name for kubelet 1.<minor>:
+// that kubelet has it, has not locked it and does not deprecate it.
+func kubeletSets(minor int, name string) bool {
+	g, ok := kubeletgates.Lookup(minor, name)
+	return ok && !g.Locked && g.Stage != kubeletgates.Deprecated
+}
 
 // kubelets is the table, one row per minor from FirstKubeletMinor to
 // LastKubeletMinor, built by row from the version each change took effect in.
@@ -68,7 +94,7 @@ var kubelets = func() []KubeletRow {
 			KubeAPIQPS:                    m >= 22 && m < 27,
 			CredentialProviderAPI:         "kubelet.config.k8s.io/v1",
 			CredentialProviderPluginAPI:   "credentialprovider.kubelet.k8s.io/v1",
-			CredentialProvidersGate:       m < 28,
+			CredentialProvidersGate:       m < 28 && kubeletSets(m, "KubeletCredentialProviders"),
 			ECRPublicAlias:                m >= 32,
 			GracefulShutdown:              m >= 34,
 			FeatureGates:                  map[string]bool{},
@@ -77,11 +103,10 @@ var kubelets = func() []KubeletRow {
 			r.CredentialProviderAPI = "kubelet.config.k8s.io/v1alpha1"
 			r.CredentialProviderPluginAPI = "credentialprovider.kubelet.k8s.io/v1alpha1"
 		}
-		if m >= 33 {
-			r.FeatureGates["DynamicResourceAllocation"] = true
-		}
-		if m >= 34 {
-			r.FeatureGates["MutableCSINodeAllocatableCount"] = true
+		for _, g := range eksGates {
+			if m >= g.from && kubeletSets(m, g.name) {
+				r.FeatureGates[g.name] = true
+			}
 		}
 		rows = append(rows, r)
 	}

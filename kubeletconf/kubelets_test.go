@@ -2,11 +2,14 @@ package kubeletconf
 
 import (
 	"encoding/json"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/eksboot/eksboot/kubeletconf/kubeletgates"
 )
 
 func TestFindVersion(t *testing.T) {
@@ -52,15 +55,21 @@ func TestKubeletTableRows(t *testing.T) {
 		gates                      []string
 	}{
 		{24, true, true, true, true, false, false, "kubelet.config.k8s.io/v1alpha1", nil},
-		{26, true, true, true, true, false, false, "kubelet.config.k8s.io/v1alpha1", nil},
-		{27, true, true, false, true, false, false, "kubelet.config.k8s.io/v1", nil},
+		{25, true, true, true, true, false, false, "kubelet.config.k8s.io/v1alpha1", nil},
+		// KubeletCredentialProviders is GA and locked in 1.26 and 1.27: not set.
+		{26, true, true, true, false, false, false, "kubelet.config.k8s.io/v1alpha1", nil},
+		{27, true, true, false, false, false, false, "kubelet.config.k8s.io/v1", nil},
 		{28, true, true, false, false, false, false, "kubelet.config.k8s.io/v1", nil},
 		{29, true, false, false, false, false, false, "kubelet.config.k8s.io/v1", nil},
 		{32, true, false, false, false, true, false, "kubelet.config.k8s.io/v1", nil},
 		{33, true, false, false, false, true, false, "kubelet.config.k8s.io/v1", []string{"DynamicResourceAllocation"}},
 		{34, true, false, false, false, true, true, "kubelet.config.k8s.io/v1", []string{"DynamicResourceAllocation", "MutableCSINodeAllocatableCount"}},
-		{35, false, false, false, false, true, true, "kubelet.config.k8s.io/v1", []string{"DynamicResourceAllocation", "MutableCSINodeAllocatableCount"}},
-		{37, false, false, false, false, true, true, "kubelet.config.k8s.io/v1", []string{"DynamicResourceAllocation", "MutableCSINodeAllocatableCount"}},
+		// DynamicResourceAllocation is locked from 1.35 (and gone in 1.38),
+		// MutableCSINodeAllocatableCount from 1.36.
+		{35, false, false, false, false, true, true, "kubelet.config.k8s.io/v1", []string{"MutableCSINodeAllocatableCount"}},
+		{36, false, false, false, false, true, true, "kubelet.config.k8s.io/v1", nil},
+		{37, false, false, false, false, true, true, "kubelet.config.k8s.io/v1", nil},
+		{38, false, false, false, false, true, true, "kubelet.config.k8s.io/v1", nil},
 	} {
 		r := row(tc.minor)
 		var gates []string
@@ -157,4 +166,39 @@ func kubeletMinors() []int {
 		out[i] = r.Minor
 	}
 	return out
+}
+
+// TestOwnGatesAreTheKubelets: every gate eksboot sets by itself, for every minor of
+// the gate table, is one that minor's kubelet has and has neither locked nor
+// deprecated, and a kubelet newer than the table gets no gate the newest minor
+// locked or deprecated.
+func TestOwnGatesAreTheKubelets(t *testing.T) {
+	for _, minor := range kubeletgates.Minors() {
+		r, _ := Kubelet(Version{1, minor, 0})
+		gates := maps.Clone(r.FeatureGates)
+		if r.CredentialProvidersGate {
+			gates["KubeletCredentialProviders"] = true
+		}
+		gates["RotateKubeletServerCertificate"] = true // the template's
+		for name := range gates {
+			g, ok := kubeletgates.Lookup(minor, name)
+			switch {
+			case !ok:
+				t.Errorf("1.%d: eksboot sets %s, which that kubelet does not have", minor, name)
+			case g.Locked || g.Stage == kubeletgates.Deprecated:
+				t.Errorf("1.%d: eksboot sets %s, which that kubelet has %s (locked %v)", minor, name, g.Stage, g.Locked)
+			}
+		}
+	}
+	minors := kubeletgates.Minors()
+	last := minors[len(minors)-1]
+	r, warn := Kubelet(Version{1, last + 1, 0})
+	for name := range r.FeatureGates {
+		if g, _ := kubeletgates.Lookup(last, name); g.Locked || g.Stage == kubeletgates.Deprecated {
+			t.Errorf("1.%d: eksboot sets %s, which 1.%d has %s (locked %v)", last+1, name, last, g.Stage, g.Locked)
+		}
+	}
+	if warn == "" {
+		t.Errorf("1.%d: no warning for a kubelet newer than the table", last+1)
+	}
 }
