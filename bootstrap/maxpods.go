@@ -9,6 +9,7 @@ import (
 
 	"github.com/eksboot/eksboot/ec2api"
 	"github.com/eksboot/eksboot/internal/quote"
+	"github.com/eksboot/eksboot/kubeletconf"
 	"github.com/eksboot/eksboot/maxpods"
 	"github.com/eksboot/eksboot/maxpods/expr"
 )
@@ -120,28 +121,21 @@ func (c *Config) setMaxPods(in maxPodsInput) []string {
 }
 
 // extraArgsMaxPods returns the kubelet's --max-pods among the extra arguments (the
-// last one wins, as with the kubelet's flags), or 0 when there is none.
-func extraArgsMaxPods(f []string) (int, error) {
-	value := ""
-	for i := 0; i < len(f); i++ {
-		switch {
-		case strings.HasPrefix(f[i], "--max-pods="):
-			value = strings.TrimPrefix(f[i], "--max-pods=")
-		case f[i] == "--max-pods" && i+1 < len(f):
-			i++
-			value = f[i]
-		case f[i] == "--max-pods":
-			return 0, fmt.Errorf("--max-pods has no value")
-		}
-	}
-	if value == "" {
+// last one wins, as with the kubelet's flags; the value as the kubelet's int32 flag
+// reads it), or 0 when there is none.
+func extraArgsMaxPods(words []string) (int, error) {
+	a, ok := kubeletconf.FindArg(words, "max-pods")
+	switch {
+	case !ok:
 		return 0, nil
+	case !a.HasValue:
+		return 0, fmt.Errorf("--max-pods has no value")
 	}
-	n, err := strconv.Atoi(value)
+	n, err := strconv.ParseInt(a.Value, 0, 32)
 	if err != nil || n < 1 {
-		return 0, fmt.Errorf("--max-pods %s: want a whole number of pods, 1 or more", quote.Value(value))
+		return 0, fmt.Errorf("--max-pods %s: want a whole number of pods, 1 or more", quote.Value(a.Value))
 	}
-	return n, nil
+	return int(n), nil
 }
 
 // reservedMaxPods is the max pods that kubeReserved memory is sized for: bootstrap.sh's

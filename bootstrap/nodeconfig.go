@@ -103,7 +103,7 @@ func (c *Config) fromKubelet(kl nodeconfig.Kubelet, bad func(string, ...any)) ku
 	if len(c.KubeletExtraArgs) > maxExtraArgs {
 		bad("spec.kubelet.flags: %d bytes is more than the %d allowed", len(c.KubeletExtraArgs), maxExtraArgs)
 	}
-	c.ReservedCPUs = slices.ContainsFunc(c.KubeletFlags, func(f string) bool { return strings.HasPrefix(f, "--reserved-cpus") })
+	_, c.ReservedCPUs = kubeletconf.FindArg(c.KubeletFlags, "reserved-cpus")
 	// spec.kubelet.config, checked against the kubelet's type where it entered
 	// (nodeconfig's decoding made kl.Config).
 	fields := kl.Config.Fields()

@@ -8,10 +8,12 @@ import (
 	"strings"
 
 	"github.com/eksboot/eksboot/containerdconf"
+	"github.com/eksboot/eksboot/internal/quote"
 	"github.com/eksboot/eksboot/kubeletconf"
 	"github.com/eksboot/eksboot/nodefile"
 	"github.com/eksboot/eksboot/nodesys"
 	"github.com/eksboot/eksboot/rootfs"
+	"github.com/eksboot/eksboot/unitenv"
 )
 
 // Node is the computed state of the node: every file eksboot owns, with its content.
@@ -39,12 +41,15 @@ type Node struct {
 	SandboxImageUnit bool
 	// Profile is the image profile the node was computed for.
 	Profile string
+	// Warnings are what the node's kubelet accepts but should not be given (a
+	// removed flag eksboot left out, a locked gate), for the log and render.
+	Warnings []string
 }
 
 // Compute works out the whole node from the validated configuration and the facts. It
 // is pure: no network, disk or D-Bus.
 func Compute(c *Config, f *Facts) (*Node, error) {
-	n := &Node{MaxPods: f.MaxPods, KubeletExtraArgs: c.KubeletExtraArgs, Profile: f.Profile.Name, ContainerdMajor: f.ContainerdMajor}
+	n := &Node{MaxPods: f.MaxPods, Profile: f.Profile.Name, ContainerdMajor: f.ContainerdMajor}
 	p, row := f.Profile, f.Kubelet
 	var err error
 	cl := f.Cluster
@@ -63,6 +68,9 @@ func Compute(c *Config, f *Facts) (*Node, error) {
 		return nil, err
 	}
 	n.KubeletArgs = strings.Join(kubeletArgs(c, n, f), " ")
+	if n.KubeletExtraArgs, err = acceptedByKubelet(c, f, cfg, n); err != nil {
+		return nil, err
+	}
 
 	// Each component's renderer returns its files with the units that read them.
 	kn := kubeletconf.Node{
@@ -77,7 +85,7 @@ func Compute(c *Config, f *Facts) (*Node, error) {
 		},
 		Config:    cfg,
 		Args:      n.KubeletArgs,
-		ExtraArgs: c.KubeletExtraArgs,
+		ExtraArgs: n.KubeletExtraArgs,
 	}
 	if cl.LocalOutpost {
 		kn.ClientCert, kn.BootstrapClusterName = PathKubeletClientCert, cl.ID
@@ -197,11 +205,44 @@ func buildKubeletConfig(c *Config, f *Facts, n *Node) (*kubeletconf.KubeletConfi
 	if cfg, err = kubeletconf.Overlay(cfg, c.KubeletConfigOverlay); err != nil {
 		return nil, fmt.Errorf("spec.kubelet.config: %w", err)
 	}
-	if total, critical := cfg.ShutdownGracePeriod.Duration, cfg.ShutdownGracePeriodCriticalPods.Duration; critical > total {
-		// The kubelet refuses such a configuration and exits.
-		return nil, fmt.Errorf("spec.kubelet.config: shutdownGracePeriodCriticalPods %v is longer than shutdownGracePeriod %v (the kubelet refuses it): set both", critical, total)
-	}
 	return cfg, nil
+}
+
+// acceptedByKubelet holds the user's kubelet arguments and configuration to what the
+// node's kubelet accepts (kubeletconf.CheckArgs and CheckConfig, for its version):
+// it returns KUBELET_EXTRA_ARGS (the user's value as given, or without the removed
+// flags eksboot leaves out) and adds the warnings to n; what the kubelet would refuse
+// is a UsageError, every problem at once, before anything is written.
+func acceptedByKubelet(c *Config, f *Facts, cfg *kubeletconf.KubeletConfiguration, n *Node) (string, error) {
+	words, name := unitenv.SplitWords(c.KubeletExtraArgs), func(int) string { return "--kubelet-extra-args" }
+	if c.KubeletFlags != nil {
+		var from []int
+		words, from = kubeletconf.FlagWords(c.KubeletFlags)
+		name = func(i int) string { return fmt.Sprintf("spec.kubelet.flags[%d]", from[i]) }
+	}
+	args, problems := kubeletconf.CheckArgs(f.KubeletVersion, words, name)
+	n.Warnings = append(n.Warnings, args.Warnings...)
+	effective, err := kubeletconf.WithFlags(cfg, args.Config)
+	if err != nil {
+		return "", fmt.Errorf("kubelet config with its flags: %w", err)
+	}
+	warnings, configProblems := kubeletconf.CheckConfig(f.KubeletVersion, effective, func(field string) string {
+		switch {
+		case args.From[field] != "":
+			return args.From[field]
+		case c.KubeletConfigOverlay.Has(field):
+			return "spec.kubelet.config"
+		}
+		return ""
+	})
+	n.Warnings = append(n.Warnings, warnings...)
+	if problems = append(problems, configProblems...); len(problems) > 0 {
+		return "", &UsageError{msg: quote.List(problems)}
+	}
+	if !args.Dropped {
+		return c.KubeletExtraArgs, nil
+	}
+	return kubeletconf.JoinArgs(args.Words), nil
 }
 
 // containerdNode is containerd's renderer input for Compute: the image's template

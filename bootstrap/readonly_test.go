@@ -124,7 +124,7 @@ func TestConfigIsReadOnlyOnceValidated(t *testing.T) {
 	nc := &nodeconfig.NodeConfig{Spec: nodeconfig.Spec{
 		Cluster: nodeconfig.Cluster{Name: cl.Name},
 		Kubelet: nodeconfig.Kubelet{
-			Config: checkedOverlay(t, map[string]any{"maxPods": 58.0, "shutdownGracePeriod": "30s", "featureGates": map[string]any{"A": true}}),
+			Config: checkedOverlay(t, map[string]any{"maxPods": 58.0, "shutdownGracePeriod": "30s", "featureGates": map[string]any{"InPlacePodVerticalScaling": true}}),
 			Flags:  []string{"--node-labels=a=b"},
 		},
 		Containerd: nodeconfig.Containerd{Configs: []string{"version = 2\n"}},

@@ -114,6 +114,9 @@ func ComputeNode(ctx context.Context, c *Config, env *Env) (*Facts, *Node, error
 	if err != nil {
 		return f, nil, err
 	}
+	for _, w := range n.Warnings {
+		log.Warn(w)
+	}
 	log.Info("node", zap.String("nodeIP", n.NodeIP), zap.Strings("clusterDNS", n.ClusterDNS),
 		zap.Int("maxPods", n.MaxPods), zap.Bool("maxPodsInConfig", c.UseMaxPods), zap.String("pauseImage", n.PauseImage))
 	return f, n, nil

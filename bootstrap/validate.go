@@ -14,6 +14,7 @@ import (
 	"github.com/eksboot/eksboot/internal/quote"
 	"github.com/eksboot/eksboot/kubeletconf"
 	"github.com/eksboot/eksboot/maxpods"
+	"github.com/eksboot/eksboot/unitenv"
 )
 
 // Config is a validated bootstrap request: every value parsed into its type, as the
@@ -209,7 +210,7 @@ func validate(o Options, s *Settings) (*Config, error) {
 	for _, p := range c.setMaxPods(maxPodsInput{
 		Mode: o.MaxPodsMode, CustomNetworking: o.MaxPodsCustomNetworking, SecurityGroupsForPods: o.MaxPodsSecurityGroupsForPods,
 		MaxENI: o.MaxPodsMaxENI, Uncapped: o.MaxPodsUncapped, KubeReservedFromEffective: o.KubeReservedFromEffectiveMaxPods,
-		ExtraArgs: strings.Fields(o.KubeletExtraArgs), names: maxPodsFlagNames,
+		ExtraArgs: unitenv.SplitWords(o.KubeletExtraArgs), names: maxPodsFlagNames,
 	}) {
 		bad("%s", p)
 	}
@@ -285,7 +286,7 @@ func (c *Config) checkCluster(o Options, bad func(string, ...any)) {
 	if err := checkArgs(o.KubeletExtraArgs); err != nil {
 		bad("--kubelet-extra-args: %v", err)
 	}
-	c.ReservedCPUs = strings.Contains(o.KubeletExtraArgs, "--reserved-cpus")
+	_, c.ReservedCPUs = kubeletconf.FindArg(unitenv.SplitWords(o.KubeletExtraArgs), "reserved-cpus")
 
 	c.APIRetryAttempts = DefaultAPIRetryAttempts
 	if o.APIRetryAttempts != "" {

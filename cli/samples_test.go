@@ -36,6 +36,9 @@ type expect struct {
 	KubeletExtraArgs *string           `json:"kubelet_extra_args"`
 	Labels           map[string]string `json:"node_labels"`
 	Taints           []string          `json:"taints"`
+	// Refused is set when the node's kubelet would refuse what the sample gives it:
+	// the error eksboot stops with, before it writes anything.
+	Refused string `json:"refused"`
 }
 
 type sample struct {
@@ -110,11 +113,17 @@ func runNode(t *testing.T, s sample, args []string) map[string][]byte {
 		argv = append(append([]string{"/etc/eks/bootstrap.sh"}, args...), common...)
 	}
 	var stderr bytes.Buffer
-	if code := Main(argv, io.Discard, &stderr); code != 0 {
-		t.Fatalf("%s: exit %d\n%s", argv[0], code, stderr.String())
-	}
+	code := Main(argv, io.Discard, &stderr)
 	tree, err := readTree(dir)
 	must(t, err)
+	switch {
+	case s.want.Refused != "":
+		if code == 0 || !strings.Contains(stderr.String(), s.want.Refused) || len(tree) > 0 {
+			t.Fatalf("%s: exit %d, %d files written, want it refused with %q, nothing written\n%s", argv[0], code, len(tree), s.want.Refused, stderr.String())
+		}
+	case code != 0:
+		t.Fatalf("%s: exit %d\n%s", argv[0], code, stderr.String())
+	}
 	return tree
 }
 
@@ -149,7 +158,10 @@ func TestSamples(t *testing.T) {
 			if s.want.Entry == "bootstrap.sh" {
 				args = scriptArgs(t, s)
 			}
-			checkNode(t, runNode(t, s, args), s.want)
+			node := runNode(t, s, args)
+			if s.want.Refused == "" {
+				checkNode(t, node, s.want)
+			}
 		})
 	}
 }
@@ -168,6 +180,12 @@ func TestRenderAgrees(t *testing.T) {
 				InstanceType: "m5.large", Region: "us-west-2",
 				KubeletVersion: kubeletconf.Version{Major: 1, Minor: 32, Patch: 9}, Profile: "al2", Log: zapNop(),
 			})
+			if s.want.Refused != "" {
+				if err == nil || !strings.Contains(err.Error(), s.want.Refused) {
+					t.Fatalf("render: %v, want it refused with %q", err, s.want.Refused)
+				}
+				return
+			}
 			must(t, err)
 			got, flags := r.Tree, r.Flags
 			if !reflect.DeepEqual(keys(got), keys(node)) {

@@ -74,7 +74,8 @@ func TestRestartWithRealSystemd(t *testing.T) {
 	env, args := startCase(t, "01-m5large-usw2-vpc192", root)
 	env = withHarness(env, h)
 
-	extra := `--node-labels=a=b,team=x --eviction-hard="memory.available<200Mi" --x='y z' --pct=50% --home=$HOME --bs=a\b`
+	// Flags the kubelet has, with a quoted space, %, $ and a backslash in their values.
+	extra := `--node-labels=a=b,team=x --eviction-hard="memory.available<200Mi" --provider-id='y z' --eviction-minimum-reclaim=memory.available=50% --cert-dir=$HOME --resolv-conf=a\b`
 	code, _, stderr := run(t, env, "", argsWithout(args, extra)...)
 	if code != 0 {
 		t.Fatalf("exit %d:\n%s", code, stderr)
