@@ -257,6 +257,9 @@ func TestUnitsThatFailed(t *testing.T) {
 	r := n.run()
 	res := want(t, r, "runtime.kubelet", Fail, "activating (auto-restart), result exit-code, main process status 1, restarted 12 times",
 		`unknown flag: --e2e-no-such-flag`)
+	if !strings.Contains(res.Fix, `The kubelet refused its flag "e2e-no-such-flag"`) {
+		t.Errorf("the fix does not name the refused flag: %s", res.Fix)
+	}
 	if !strings.Contains(res.Detail, "kubelet.service: Failed with result 'exit-code'.") {
 		t.Errorf("the detail lacks systemd's line:\n%s", res.Detail)
 	}
@@ -360,4 +363,34 @@ func portOf(t *testing.T, n *node) string {
 	i := strings.Index(kc, apiHost+":")
 	rest := kc[i+len(apiHost)+1:]
 	return rest[:strings.IndexByte(rest, '\n')]
+}
+
+// TestKubeletRefusalNamesTheInput: the kubelet's own refusal at start (an unknown
+// flag, a gate, a configuration field) is named with the file, and so the input,
+// that carries the value.
+func TestKubeletRefusalNamesTheInput(t *testing.T) {
+	for _, tc := range []struct {
+		line, file, content, want string
+	}{
+		{`E1201 12:10:00.1 2345 run.go:72] "command failed" err="failed to parse kubelet flag: unknown flag: --network-plugin"`,
+			"etc/systemd/system/kubelet.service.d/30-kubelet-extra-args.conf", "[Service]\nEnvironment='KUBELET_EXTRA_ARGS=--network-plugin=cni'\n",
+			`The kubelet refused its flag "network-plugin", which comes from the user's kubelet arguments (--kubelet-extra-args or spec.kubelet.flags) (/etc/systemd/system/kubelet.service.d/30-kubelet-extra-args.conf)`},
+		{`panic: failed to merge global and in-flight KubeletConfiguration while setting defaults, error: unrecognized feature gate: DynamicResourceAllocation`,
+			"etc/kubernetes/kubelet/kubelet-config.json", `{"featureGates":{"DynamicResourceAllocation":true}}`,
+			`The kubelet refused its feature gate "DynamicResourceAllocation", which comes from kubelet-config.json`},
+		{`E1201 12:10:00.1 2345 run.go:72] "command failed" err="failed to run Kubelet: unsupported eviction signal memory.availble"`,
+			"etc/kubernetes/kubelet/kubelet-config.json", `{"evictionHard":{"memory.availble":"100Mi"}}`,
+			`The kubelet refused its eviction signal "memory.availble", which comes from kubelet-config.json`},
+	} {
+		n := newNode(t)
+		p := filepath.Join(n.dir, tc.file)
+		must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		must(t, os.WriteFile(p, []byte(tc.content), 0o644))
+		n.units.units["kubelet.service"] = UnitState{LoadState: "loaded", ActiveState: "activating", SubState: "auto-restart", Result: "exit-code", ExecMainStatus: 1, NRestarts: 3, ActiveEnter: time.Now().Add(-time.Minute)}
+		n.journal.entries["kubelet.service"] = []JournalEntry{{Time: time.Now(), Identifier: "kubelet", Priority: 3, Message: tc.line}}
+		res := want(t, n.run(), "runtime.kubelet", Fail, "restarted 3 times")
+		if !strings.Contains(res.Fix, tc.want) {
+			t.Errorf("%s: fix %q, want it to say %q", tc.line, res.Fix, tc.want)
+		}
+	}
 }

@@ -93,8 +93,13 @@ func (d *run) checkUnit(unit, name string) {
 			ev += fmt.Sprintf(", restarted %d times", u.NRestarts)
 		}
 		if u.NRestarts >= 3 {
-			r := d.add(runtimeGroup, check, Warn, ev, "It has been restarting: read journalctl -u "+unit+" for why it exited.")
-			r.Detail = d.lastFailure(unit)
+			why := d.lastFailure(unit)
+			fix := "It has been restarting: read journalctl -u " + unit + " for why it exited."
+			if what, ok := d.kubeletRefusal(why); ok && unit == "kubelet.service" {
+				fix = refusalFix(what)
+			}
+			r := d.add(runtimeGroup, check, Warn, ev, fix)
+			r.Detail = why
 			return
 		}
 		d.add(runtimeGroup, check, OK, ev, "")
@@ -108,6 +113,9 @@ func (d *run) checkUnit(unit, name string) {
 	fix := "Read journalctl -u " + unit + " -b for the whole story; the line above is its last error."
 	if unit == "kubelet.service" {
 		fix = "Read journalctl -u kubelet -b: an unknown flag or a bad kubelet-config.json stops it at once (see eksboot.files for hand edits), a missing containerd stops it later."
+		if what, ok := d.kubeletRefusal(why); ok {
+			fix = refusalFix(what)
+		}
 	}
 	r := d.add(runtimeGroup, check, Fail, ev, fix)
 	r.Detail = why
@@ -156,6 +164,11 @@ func (d *run) lastFailure(unit string) string {
 		}
 	}
 	return clip(d.redact(systemd), 200)
+}
+
+// refusalFix is the kubelet check's fix when the kubelet refused what it was given.
+func refusalFix(what string) string {
+	return strings.ToUpper(what[:1]) + what[1:] + ": correct that input in the user data (or the file, if it was edited by hand) and run eksboot again; eksboot refuses, before it writes, the values it knows this kubelet refuses."
 }
 
 func firstLine(s string) string {
