@@ -242,7 +242,7 @@ func acceptedByKubelet(c *Config, f *Facts, cfg *kubeletconf.KubeletConfiguratio
 	if !args.Dropped {
 		return c.KubeletExtraArgs, nil
 	}
-	return kubeletconf.JoinArgs(args.Words), nil
+	return unitenv.JoinWords(args.Words), nil // exactly the words kept
 }
 
 // containerdNode is containerd's renderer input for Compute: the image's template

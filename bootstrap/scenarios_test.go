@@ -7,15 +7,19 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/coreos/go-systemd/v22/unit"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/eksboot/eksboot/imds"
 	"github.com/eksboot/eksboot/internal/goldencase"
 	"github.com/eksboot/eksboot/rootfs"
+	"github.com/eksboot/eksboot/unitenv"
+	"github.com/eksboot/eksboot/unitenv/unitenvtest"
 )
 
 // base is golden case 01 (m5.large, us-west-2), the starting point of the scenarios.
@@ -192,5 +196,53 @@ func TestOldKubelet(t *testing.T) {
 	k := kubeletConfig(t, dir)
 	if k["kubeAPIQPS"] != 10.0 || k["kubeAPIBurst"] != 20.0 {
 		t.Errorf("kubeAPIQPS %v, kubeAPIBurst %v; want 10 and 20", k["kubeAPIQPS"], k["kubeAPIBurst"])
+	}
+}
+
+// TestAL2ExtraArgsOnTodaysKubelets: AL2-era --kubelet-extra-args on kubelets that
+// removed some of their flags join, with a warning per flag left out, and the
+// kubelet gets exactly the other arguments (systemd's split of the drop-in); what
+// the kubelet refuses is refused before anything is written.
+func TestAL2ExtraArgsOnTodaysKubelets(t *testing.T) {
+	extra := `--node-labels=team=a --container-runtime remote --network-plugin cni --cni-bin-dir /opt/cni/bin ` +
+		`--cloud-provider aws --pod-infra-container-image=602401143452.dkr.ecr.us-west-2.amazonaws.com/eks/pause:3.10 ` +
+		`--provider-id="aws:///x y" --max-pods=58`
+	for _, kv := range []string{"v1.35.4-eks-0123456", "v1.37.2-eks-0123456", "v1.38.0-eks-0123456"} {
+		c := base(t)
+		c.KubeletVersion = kv
+		c.Args = append(c.Args, "--kubelet-extra-args", extra)
+		core, logs := observer.New(zap.InfoLevel)
+		dir, err := runCase(t, c, zap.New(core))
+		must(t, err)
+		b, err := os.ReadFile(filepath.Join(dir, "etc/systemd/system/kubelet.service.d/30-kubelet-extra-args.conf"))
+		must(t, err)
+		opts, err := unit.DeserializeOptions(bytes.NewReader(b))
+		must(t, err)
+		env, err := unitenvtest.Parse(opts[0].Value)
+		must(t, err)
+		value := strings.TrimPrefix(env[0], "KUBELET_EXTRA_ARGS=")
+		want := []string{"--node-labels=team=a", "--provider-id=aws:///x y", "--max-pods=58"}
+		if got := unitenv.SplitWords(value); !slices.Equal(got, want) {
+			t.Errorf("%s: the kubelet gets %q, want %q", kv, got, want)
+		}
+		w := warnings(logs)
+		for _, flag := range []string{"--container-runtime", "--network-plugin", "--cni-bin-dir", "--cloud-provider", "--pod-infra-container-image"} {
+			if !strings.Contains(w, `"`+flag) {
+				t.Errorf("%s: no warning names %s:\n%s", kv, flag, w)
+			}
+		}
+	}
+	for _, bad := range []string{"--max-pods=abc", "--nosuch=1", "--node-labels=node-role.kubernetes.io/worker=true", "--eviction-hard=" + strings.Replace("memory.available", "ilable", "ilble", 1) + "<100Mi", "--feature-gates=DynamicResourceAllocation=true", "--cpu-manager-policy=bogus"} {
+		c := base(t)
+		c.KubeletVersion = "v1.38.0-eks-0123456"
+		c.Args = append(c.Args, "--kubelet-extra-args", bad)
+		dir, err := runCase(t, c, zap.NewNop())
+		var ue *UsageError
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), "kubelet 1.38 refuses it") && !strings.Contains(err.Error(), "kubelet 1.38 has no flag") {
+			t.Errorf("%s: err = %v, want a usage error naming kubelet 1.38", bad, err)
+		}
+		if _, statErr := os.Stat(filepath.Join(dir, "etc/kubernetes/kubelet/kubelet-config.json")); statErr == nil {
+			t.Errorf("%s: refused, but kubelet-config.json was written", bad)
+		}
 	}
 }
