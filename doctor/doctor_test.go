@@ -372,15 +372,21 @@ func TestKubeletRefusalNamesTheInput(t *testing.T) {
 	for _, tc := range []struct {
 		line, file, content, want string
 	}{
-		{`E1201 12:10:00.1 2345 run.go:72] "command failed" err="failed to parse kubelet flag: unknown flag: --network-plugin"`,
+		{
+			`E1201 12:10:00.1 2345 run.go:72] "command failed" err="failed to parse kubelet flag: unknown flag: --network-plugin"`,
 			"etc/systemd/system/kubelet.service.d/30-kubelet-extra-args.conf", "[Service]\nEnvironment='KUBELET_EXTRA_ARGS=--network-plugin=cni'\n",
-			`The kubelet refused its flag "network-plugin", which comes from the user's kubelet arguments (--kubelet-extra-args or spec.kubelet.flags) (/etc/systemd/system/kubelet.service.d/30-kubelet-extra-args.conf)`},
-		{`panic: failed to merge global and in-flight KubeletConfiguration while setting defaults, error: unrecognized feature gate: DynamicResourceAllocation`,
+			`The kubelet refused its flag "network-plugin", which comes from the user's kubelet arguments (--kubelet-extra-args or spec.kubelet.flags) (/etc/systemd/system/kubelet.service.d/30-kubelet-extra-args.conf)`,
+		},
+		{
+			`panic: failed to merge global and in-flight KubeletConfiguration while setting defaults, error: unrecognized feature gate: DynamicResourceAllocation`,
 			"etc/kubernetes/kubelet/kubelet-config.json", `{"featureGates":{"DynamicResourceAllocation":true}}`,
-			`The kubelet refused its feature gate "DynamicResourceAllocation", which comes from kubelet-config.json`},
-		{`E1201 12:10:00.1 2345 run.go:72] "command failed" err="failed to run Kubelet: unsupported eviction signal memory.availble"`,
+			`The kubelet refused its feature gate "DynamicResourceAllocation", which comes from kubelet-config.json`,
+		},
+		{
+			`E1201 12:10:00.1 2345 run.go:72] "command failed" err="failed to run Kubelet: unsupported eviction signal memory.availble"`,
 			"etc/kubernetes/kubelet/kubelet-config.json", `{"evictionHard":{"memory.availble":"100Mi"}}`,
-			`The kubelet refused its eviction signal "memory.availble", which comes from kubelet-config.json`},
+			`The kubelet refused its eviction signal "memory.availble", which comes from kubelet-config.json`,
+		},
 	} {
 		n := newNode(t)
 		p := filepath.Join(n.dir, tc.file)

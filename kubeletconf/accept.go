@@ -45,12 +45,12 @@ func CheckArgs(v Version, words []string, name func(first int) string) (UserArgs
 	minors := kubeletflags.Minors()
 	first, last := minors[0], minors[len(minors)-1]
 	switch {
+	case v.Major == 1 && kubeletflags.Known(v.Minor):
+		j.table = v.Minor
 	case v.Major > 1 || v.Major == 1 && v.Minor > last:
 		j.table, j.newer = last, true
-	case v.Major < 1 || v.Minor < first:
-		j.table, j.older = first, true
 	default:
-		j.table = v.Minor
+		j.table, j.older = first, true
 	}
 	args := ParseArgs(words, KindIn(j.table))
 	for _, a := range args {
@@ -115,6 +115,9 @@ func (j *argJudge) judge(a Arg) bool {
 		j.unknown(a, kubelet)
 		return true
 	}
+	if !j.older && kubeletflags.Deprecated(j.table, a.Name) {
+		j.warn(a, "--%s is deprecated in kubelet %s: it still works, and a later kubelet will not know it", a.Name, minorString(j.table))
+	}
 	isBool := kubeletflags.IsBool(j.table, a.Name)
 	switch {
 	case isBool && a.HasValue:
@@ -156,7 +159,7 @@ func (j *argJudge) short(a Arg, kubelet string) bool {
 // unknown judges a flag the table's minor lacks.
 func (j *argJudge) unknown(a Arg, kubelet string) {
 	if j.newer {
-		j.warn(a, "--%s is not a flag of kubelet %s, the newest eksboot knows; %s may refuse it", a.Name, minorString(j.table), kubelet)
+		j.warn(a, "--%s is not a flag of kubelet %s (%s), the newest eksboot knows; %s may refuse it", a.Name, minorString(j.table), kubeletflags.Version(j.table), kubelet)
 		return
 	}
 	if since, ok := kubeletflags.Removed(j.table, a.Name); ok {

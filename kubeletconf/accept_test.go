@@ -26,8 +26,10 @@ func TestAL2ArgsJoinToday(t *testing.T) {
 		}
 		want := []string{"--node-labels=team=a", "--max-pods=58"}
 		if minor == 35 { // the cAdvisor flags went in 1.37
-			want = []string{"--node-labels=team=a", "--containerd=/run/containerd/containerd.sock",
-				"--boot-id-file=/proc/sys/kernel/random/boot_id", "--global-housekeeping-interval=1m", "--max-pods=58"}
+			want = []string{
+				"--node-labels=team=a", "--containerd=/run/containerd/containerd.sock",
+				"--boot-id-file=/proc/sys/kernel/random/boot_id", "--global-housekeeping-interval=1m", "--max-pods=58",
+			}
 		}
 		if !slices.Equal(got.Words, want) || !got.Dropped {
 			t.Errorf("1.%d: words %q (dropped %v), want %q", minor, got.Words, got.Dropped, want)
@@ -43,10 +45,11 @@ func TestAL2ArgsJoinToday(t *testing.T) {
 			t.Errorf("1.%d: config from flags %v, want maxPods 58", minor, got.Config)
 		}
 	}
-	// 1.33 still has --pod-infra-container-image and the cAdvisor flags: they stay.
+	// 1.33 still has --pod-infra-container-image and the cAdvisor flags, deprecated:
+	// they stay, with a word each.
 	got, problems := CheckArgs(Version{1, 33, 0}, []string{"--pod-infra-container-image=x/pause:3.10", "--containerd=/run/c.sock"}, extraArgsName)
-	if len(problems) > 0 || got.Dropped || len(got.Warnings) > 0 {
-		t.Errorf("1.33: %+v %q, want the flags kept with no word", got, problems)
+	if len(problems) > 0 || got.Dropped || len(got.Warnings) != 2 || !strings.Contains(got.Warnings[1], "--containerd is deprecated in kubelet 1.33") {
+		t.Errorf("1.33: %+v %q, want the flags kept with a deprecation warning each", got, problems)
 	}
 }
 
@@ -127,8 +130,10 @@ func TestNewerAndOlderKubelets(t *testing.T) {
 }
 
 func TestFlagsLayOverTheConfig(t *testing.T) {
-	cfg := &KubeletConfiguration{MaxPods: 29, EvictionHard: map[string]string{"memory.available": "100Mi", "nodefs.available": "10%"},
-		FeatureGates: map[string]bool{"A": true, "B": true}}
+	cfg := &KubeletConfiguration{
+		MaxPods: 29, EvictionHard: map[string]string{"memory.available": "100Mi", "nodefs.available": "10%"},
+		FeatureGates: map[string]bool{"A": true, "B": true},
+	}
 	args, _ := CheckArgs(Version{1, 37, 0}, []string{"--max-pods=58", "--eviction-hard=pid.available<1%", "--feature-gates=B=false,C=true"}, extraArgsName)
 	got, err := WithFlags(cfg, args.Config)
 	if err != nil {

@@ -66,12 +66,13 @@ func (c *configJudge) bad(field string, rest []string, format string, args ...an
 // gates judges featureGates.
 func (c *configJudge) gates() {
 	minors := kubeletgates.Minors()
-	first, last := minors[0], minors[len(minors)-1]
+	last := minors[len(minors)-1]
 	table, newer := c.v.Minor, false
 	switch {
+	case c.v.Major == 1 && kubeletgates.Known(c.v.Minor):
 	case c.v.Major > 1 || c.v.Major == 1 && c.v.Minor > last:
 		table, newer = last, true
-	case c.v.Major < 1 || c.v.Minor < first:
+	default: // older than the table
 		return
 	}
 	for _, name := range sortedKeys(c.cfg.FeatureGates) {
@@ -80,10 +81,12 @@ func (c *configJudge) gates() {
 		g, ok := kubeletgates.Lookup(table, name)
 		switch {
 		case !ok && newer:
-			c.warnings = append(c.warnings, fmt.Sprintf("%s: kubelet %s is newer than the feature gates eksboot knows (%s), which have no %s; the kubelet may refuse it", c.name("featureGates", at...), c.v.minorString(), minorString(table), quote.Name(name)))
+			c.warnings = append(c.warnings, fmt.Sprintf("%s: kubelet %s is newer than the feature gates eksboot knows (%s, from %s), which have no %s; the kubelet may refuse it", c.name("featureGates", at...), c.v.minorString(), minorString(table), kubeletgates.Version(table), quote.Name(name)))
 		case !ok:
 			if since, removed := kubeletgates.Removed(table, name); removed {
 				c.bad("featureGates", at, "it has no feature gate %s (removed in %s): remove it", quote.Name(name), minorString(since))
+			} else if near := nearestGate(table, name); near != "" {
+				c.bad("featureGates", at, "it has no feature gate %s (\"unrecognized feature gate\"; did you mean %s?)", quote.Name(name), near)
 			} else {
 				c.bad("featureGates", at, "it has no feature gate %s (\"unrecognized feature gate\")", quote.Name(name))
 			}
@@ -95,6 +98,18 @@ func (c *configJudge) gates() {
 			c.warnings = append(c.warnings, fmt.Sprintf("%s: %s is deprecated in kubelet %s and will be removed", c.name("featureGates", at...), quote.Name(name), minorString(table)))
 		}
 	}
+}
+
+// nearestGate is the gate of kubelet 1.<minor> closest to name (by edit distance,
+// case aside), when it is close, or "".
+func nearestGate(minor int, name string) string {
+	best, bestD := "", 3
+	for _, g := range kubeletgates.Gates(minor) {
+		if d := editDistance(strings.ToLower(name), strings.ToLower(g.Name), bestD); d < bestD && 2*d < len(name) {
+			best, bestD = g.Name, d
+		}
+	}
+	return best
 }
 
 // evictionSignals are the kubelet's eviction signals; containerFSSignals came in
@@ -340,6 +355,13 @@ func (c *configJudge) ranges() {
 	if p := cfg.MaxParallelImagePulls; p != nil && *p < 1 {
 		c.bad("maxParallelImagePulls", nil, "%d: want 1 or more", *p)
 	}
+	c.durations()
+	c.paths()
+}
+
+// durations judges the durations ValidateKubeletConfiguration holds to a range.
+func (c *configJudge) durations() {
+	cfg := c.cfg
 	for _, f := range []struct {
 		field string
 		d     time.Duration
@@ -358,6 +380,11 @@ func (c *configJudge) ranges() {
 	if d := cfg.ContainerLogMonitorInterval; d != nil && d.Duration < 3*time.Second {
 		c.bad("containerLogMonitorInterval", nil, "%v: want at least 3s", d.Duration)
 	}
+}
+
+// paths judges the paths and CPU lists the kubelet parses at start.
+func (c *configJudge) paths() {
+	cfg := c.cfg
 	if p := cfg.PodLogsDir; p != "" && (!strings.HasPrefix(p, "/") || path.Clean(p) != p || strings.ContainsFunc(p, func(r rune) bool { return r > 127 })) {
 		c.bad("podLogsDir", nil, "%s: want a clean absolute path in ASCII", quote.Value(p))
 	}

