@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/eksboot/eksboot/internal/goldencase"
 	"github.com/eksboot/eksboot/internal/imagefixture"
 	"github.com/eksboot/eksboot/kubeletconf/kubeletflags"
+	"github.com/eksboot/eksboot/kubeletconf/kubeletgates"
 )
 
 // TestKubeletFlagsExistInEveryVersion boots golden case 01 (and a case with extra
@@ -20,7 +22,10 @@ import (
 // profile) and on the AL2023 image, and checks every flag of the kubelet's command
 // line (kubelet.service's ExecStart and the KUBELET_ARGS drop-in eksboot wrote) against
 // that version's own flag set: a kubelet exits on an unknown flag, and the node never
-// joins. (The user's --kubelet-extra-args are theirs to get right.)
+// joins; and every feature gate of the kubelet-config.json it wrote against that
+// version's gates (kubeletgates): a kubelet panics on an unknown gate or one set
+// against its lock, and eksboot sets none that is locked or deprecated. (What the
+// user gives the kubelet is judged at run time: kubeletconf.CheckArgs, CheckConfig.)
 func TestKubeletFlagsExistInEveryVersion(t *testing.T) {
 	c, err := goldencase.Load("../testdata/golden/01-m5large-usw2-vpc192")
 	must(t, err)
@@ -56,6 +61,23 @@ func TestKubeletFlagsExistInEveryVersion(t *testing.T) {
 					if !kubeletflags.Has(minor, name) {
 						since, _ := kubeletflags.Removed(minor, name)
 						t.Errorf("kubelet 1.%d has no flag %s (removed in 1.%d; eksboot wrote %q)", minor, name, since, f)
+					}
+				}
+				// And every feature gate of kubelet-config.json: one that kubelet has,
+				// set where it is not locked, and not deprecated.
+				var cfg struct {
+					FeatureGates map[string]bool `json:"featureGates"`
+				}
+				must(t, json.Unmarshal(tree["/etc/kubernetes/kubelet/kubelet-config.json"], &cfg))
+				if len(cfg.FeatureGates) == 0 {
+					t.Fatal("kubelet-config.json has no feature gates (RotateKubeletServerCertificate at least)")
+				}
+				for name, on := range cfg.FeatureGates {
+					switch g, ok := kubeletgates.Lookup(minor, name); {
+					case !ok:
+						t.Errorf("kubelet 1.%d has no feature gate %s (eksboot wrote %s: %v)", minor, name, name, on)
+					case g.Locked || g.Stage == kubeletgates.Deprecated:
+						t.Errorf("kubelet 1.%d has feature gate %s %s, locked %v (eksboot wrote %v)", minor, name, g.Stage, g.Locked, on)
 					}
 				}
 			})
