@@ -32,6 +32,10 @@ type kubernetes struct {
 	module  string   // folder under tools/
 	cmds    []string // packages built into binaries named after their last element
 	etcd    bool     // also build etcd (go.etcd.io/etcd/server/v3) at the version k8s requires
+	// toolchain is the Go toolchain of this build alone (GOTOOLCHAIN), when the
+	// release needs a newer Go than the project's; the go command fetches it from the
+	// module proxy.
+	toolchain string
 }
 
 // The kubelet at the oldest and the newest minor that EKS supports and the module
@@ -41,6 +45,16 @@ var (
 	k8sOld = kubernetes{version: "1.34.4", module: "k8s1.34", cmds: []string{"k8s.io/kubernetes/cmd/kubelet"}}
 	k8sNew = kubernetes{version: "1.37.2", module: "k8s1.37", etcd: true, cmds: []string{
 		"k8s.io/kubernetes/cmd/kubelet", "k8s.io/kubernetes/cmd/kube-apiserver", "k8s.io/kubernetes/cmd/kubectl",
+	}}
+	// k8sNext is the next minor's pre-release, the newest the module proxy serves: its
+	// kubelet, and its API server for the box that runs that kubelet (a kubelet newer
+	// than its API server is outside the version-skew policy). It needs Go 1.27, for
+	// this build alone; and tools/k8s1.38 replaces sigs.k8s.io/iptables-wrappers, which
+	// the proxy refuses, with a stand-in of its own (tools/k8s1.38/iptables-wrappers:
+	// the kubelet finds no iptables and skips its hint and firewall chains; a test
+	// kubelet's, never shipped).
+	k8sNext = kubernetes{version: "1.38.0-beta.0", module: "k8s1.38", toolchain: "go1.27.3", cmds: []string{
+		"k8s.io/kubernetes/cmd/kubelet", "k8s.io/kubernetes/cmd/kube-apiserver",
 	}}
 )
 
@@ -155,8 +169,20 @@ func k8sBinaries(t *testing.T, k kubernetes) (string, error) {
 	if k.etcd {
 		extra = []string{"etcd", "go.etcd.io/etcd/server/v3"}
 	}
-	return moduleBinaries(t, "k8s-"+k.version, k.module, ldflags, k.cmds, extra,
+	return moduleBinaries(t, "k8s-"+k.version, k.module, k.toolchain, ldflags, k.cmds, extra,
 		strings.Join(k.cmds, " "), fmt.Sprint(k.etcd))
+}
+
+// fakeCRIBinaryDir returns the folder holding fakecri, the container runtime of
+// kubeletconf/kubelettest (tools/fakecri, a module of its own), built once and
+// cached as fakecri-<key> (its go.mod, go.sum, main.go, the flags and Go). make e2e
+// lists it in last-run.env, for the real-kubelet tests .ci/run runs.
+func fakeCRIBinaryDir(t *testing.T) (string, error) {
+	main, err := os.ReadFile(filepath.Join("tools", "fakecri", "main.go"))
+	if err != nil {
+		return "", err
+	}
+	return moduleBinaries(t, "fakecri", "fakecri", "", "-s -w", []string{"."}, nil, string(main))
 }
 
 // containerd2Module is the build-only module of containerd 2 (tools/containerd2).
@@ -177,7 +203,7 @@ func containerd2Binaries(t *testing.T) (string, error) {
 	pkg := "github.com/containerd/containerd/v2"
 	ldflags := "-s -w -X " + pkg + "/version.Version=" + strings.TrimPrefix(version, "v")
 	cmds := []string{pkg + "/cmd/containerd", pkg + "/cmd/containerd-shim-runc-v2", pkg + "/cmd/ctr"}
-	return moduleBinaries(t, "containerd-"+strings.TrimPrefix(version, "v"), containerd2Module, ldflags, cmds, nil)
+	return moduleBinaries(t, "containerd-"+strings.TrimPrefix(version, "v"), containerd2Module, "", ldflags, cmds, nil)
 }
 
 // moduleVersion is the version of module that the build-only module under tools/
@@ -197,9 +223,10 @@ func moduleVersion(dir, module string) (string, error) {
 
 // moduleBinaries returns the cache entry prefix-<key> holding cmds built from the
 // build-only module under tools/ (binaries named after the packages' last element),
-// and extra's binary (name, package) when given; the key covers the module's go.mod
-// and go.sum, the flags, Go's version and keyParts.
-func moduleBinaries(t *testing.T, prefix, module, ldflags string, cmds, extra []string, keyParts ...string) (string, error) {
+// and extra's binary (name, package) when given, with the Go toolchain named (the
+// project's when ""); the key covers the module's go.mod and go.sum, the flags, Go's
+// version and keyParts.
+func moduleBinaries(t *testing.T, prefix, module, toolchain, ldflags string, cmds, extra []string, keyParts ...string) (string, error) {
 	modDir, err := filepath.Abs(filepath.Join("tools", module))
 	if err != nil {
 		return "", err
@@ -212,16 +239,22 @@ func moduleBinaries(t *testing.T, prefix, module, ldflags string, cmds, extra []
 	if err != nil {
 		return "", err
 	}
-	goVersion, err := exec.Command("go", "version").Output()
+	var env []string
+	if toolchain != "" {
+		env = []string{"GOTOOLCHAIN=" + toolchain}
+	}
+	gv := exec.Command("go", "version")
+	gv.Dir, gv.Env = modDir, append(os.Environ(), env...)
+	goVersion, err := gv.Output()
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("go version (%s): %w", toolchain, err)
 	}
 	name := prefix + "-" + key(append([]string{string(gomod), string(gosum), ldflags, string(goVersion)}, keyParts...)...)
 	return cached(t, name, func(dir string) error {
 		run := func(args ...string) error {
 			cmd := exec.Command("go", args...)
 			cmd.Dir = modDir
-			cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=-mod=readonly")
+			cmd.Env = append(append(os.Environ(), env...), "CGO_ENABLED=0", "GOFLAGS=-mod=readonly")
 			out, err := cmd.CombinedOutput()
 			if err != nil {
 				return fmt.Errorf("go %s: %w\n%s", strings.Join(args, " "), err, tail(string(out), 40))

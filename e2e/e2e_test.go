@@ -183,6 +183,13 @@ func prepareOnce(t *testing.T) (*build, error) {
 	}
 	bl.k8s[k8sNew.version] = dir
 	bl.apiBins = dir
+	// kubeletconf/kubelettest's container runtime, for the real-kubelet tests that
+	// .ci/run runs with the kubelets last-run.env lists.
+	fake, err := fakeCRIBinaryDir(t)
+	if err != nil {
+		return nil, err
+	}
+	useBinary("fakecri", filepath.Join(fake, "fakecri"))
 	bl.pki, err = newPKI(endpointHost, net.ParseIP("127.0.0.1"), net.ParseIP("10.100.0.1"))
 	if err != nil {
 		return nil, err
@@ -203,8 +210,9 @@ func useBinary(name, path string) {
 }
 
 // writeLastRun writes the cache's last-run.env: name=path, one line per program
-// the run's boxes were built from (kubelet-<version>, containerd-<version>), for
-// the tests that check real programs (.ci/run gives them to those tests).
+// the run's boxes were built from (kubelet-<version>, containerd-<version>) and the
+// fake runtime of the real-kubelet tests (fakecri), for the tests that check real
+// programs (.ci/run gives them to those tests).
 func writeLastRun() {
 	usedMu.Lock()
 	defer usedMu.Unlock()

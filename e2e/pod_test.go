@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -37,6 +38,7 @@ type podBox struct {
 var podBoxes = []podBox{
 	{"al2023-containerd2-kubelet-1.35", "al2023", true, k8s135, "13-eks-mng-al2023-merged-by-eks"},
 	{"al2023-containerd2-kubelet-1.37", "al2023", true, k8sNew, "13-eks-mng-al2023-merged-by-eks"},
+	{"al2023-containerd2-kubelet-1.38", "al2023", true, k8sNext, "13-eks-mng-al2023-merged-by-eks"},
 	{"al2-containerd1-kubelet-1.34", "al2", false, k8sOld, "05-handwritten-custom-ami-script"},
 }
 
@@ -122,7 +124,13 @@ func runPodBox(t *testing.T, bl *build, pb podBox, machine string) string {
 	inst := imdstest.DefaultInstance()
 	inst.UserData = sampleUserData(t, bl, pb.sample)
 	b := newBox(t, machine, bl.base)
-	provision(t, b, bl, kubeletDir(t, bl, pb.k), inst, endpointHost)
+	kdir := kubeletDir(t, bl, pb.k)
+	provision(t, b, bl, kdir, inst, endpointHost)
+	if pb.k.version != k8sNew.version && slices.Contains(pb.k.cmds, "k8s.io/kubernetes/cmd/kube-apiserver") {
+		// The kubelet's own release's API server: a kubelet newer than its API server
+		// is outside the version-skew policy.
+		copyFile(t, filepath.Join(kdir, "kube-apiserver"), filepath.Join(b.root, "usr/local/bin/kube-apiserver"), 0o755)
+	}
 	provisionPods(t, b, bl, pb)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
@@ -143,6 +151,15 @@ func runPodBox(t *testing.T, bl *build, pb podBox, machine string) string {
 		checkContainerd2(t, b)
 	}
 	ready := waitNodeReady(t, ctx, b, inst.LocalHostname)
+	if out, err := kubectl(ctx, b, "version", "--output=json"); err == nil {
+		var v struct {
+			Server struct {
+				GitVersion string `json:"gitVersion"`
+			} `json:"serverVersion"`
+		}
+		_ = json.Unmarshal([]byte(out), &v)
+		t.Logf("API server %s, kubelet %s", v.Server.GitVersion, pb.k.version)
+	}
 	pod := runPod(t, ctx, b, inst.LocalHostname, pb)
 	return timeline(t, b, pb.name, start, ready, pod)
 }
