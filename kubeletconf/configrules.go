@@ -77,27 +77,37 @@ func (c *configJudge) gates() {
 	}
 	for _, name := range sortedKeys(c.cfg.FeatureGates) {
 		value := c.cfg.FeatureGates[name]
-		at := []string{quote.Name(name)}
+		at := []string{gateName(name)}
 		g, ok := kubeletgates.Lookup(table, name)
 		switch {
 		case !ok && newer:
-			c.warnings = append(c.warnings, fmt.Sprintf("%s: kubelet %s is newer than the feature gates eksboot knows (%s, from %s), which have no %s; the kubelet may refuse it", c.name("featureGates", at...), c.v.minorString(), minorString(table), kubeletgates.Version(table), quote.Name(name)))
+			c.warnings = append(c.warnings, fmt.Sprintf("%s: kubelet %s is newer than the feature gates eksboot knows (%s, from %s), which have no %s; the kubelet may refuse it", c.name("featureGates", at...), c.v.minorString(), minorString(table), kubeletgates.Version(table), gateName(name)))
 		case !ok:
 			if since, removed := kubeletgates.Removed(table, name); removed {
-				c.bad("featureGates", at, "it has no feature gate %s (removed in %s): remove it", quote.Name(name), minorString(since))
+				c.bad("featureGates", at, "it has no feature gate %s (removed in %s): remove it", gateName(name), minorString(since))
 			} else if near := nearestGate(table, name); near != "" {
-				c.bad("featureGates", at, "it has no feature gate %s (\"unrecognized feature gate\"; did you mean %s?)", quote.Name(name), near)
+				c.bad("featureGates", at, "it has no feature gate %s (\"unrecognized feature gate\"; did you mean %s?)", gateName(name), near)
 			} else {
-				c.bad("featureGates", at, "it has no feature gate %s (\"unrecognized feature gate\")", quote.Name(name))
+				c.bad("featureGates", at, "it has no feature gate %s (\"unrecognized feature gate\")", gateName(name))
 			}
 		case g.Locked && value != g.Default:
-			c.bad("featureGates", at, "%s is %s and locked to %t", quote.Name(name), g.Stage, g.Default)
+			c.bad("featureGates", at, "%s is %s and locked to %t", gateName(name), g.Stage, g.Default)
 		case g.Locked:
-			c.warnings = append(c.warnings, fmt.Sprintf("%s: %s is %s and locked to %t in kubelet %s: setting it does nothing, and a later kubelet will not know it; remove it", c.name("featureGates", at...), quote.Name(name), g.Stage, g.Default, minorString(table)))
+			c.warnings = append(c.warnings, fmt.Sprintf("%s: %s is %s and locked to %t in kubelet %s: setting it does nothing, and a later kubelet will not know it; remove it", c.name("featureGates", at...), gateName(name), g.Stage, g.Default, minorString(table)))
 		case g.Stage == kubeletgates.Deprecated:
-			c.warnings = append(c.warnings, fmt.Sprintf("%s: %s is deprecated in kubelet %s and will be removed", c.name("featureGates", at...), quote.Name(name), minorString(table)))
+			c.warnings = append(c.warnings, fmt.Sprintf("%s: %s is deprecated in kubelet %s and will be removed", c.name("featureGates", at...), gateName(name), minorString(table)))
 		}
 	}
+}
+
+// gateName is a feature gate's name for a message: as it is when it is a word of
+// letters and digits (gate names are, and some are longer than quote.Name shows),
+// else quoted.
+func gateName(s string) string {
+	if s == "" || len(s) > 128 || strings.ContainsFunc(s, func(r rune) bool { return r > 'z' || !isAlnumByte(byte(r)) }) {
+		return quote.Value(s)
+	}
+	return s
 }
 
 // nearestGate is the gate of kubelet 1.<minor> closest to name (by edit distance,
