@@ -34,8 +34,16 @@ type Node struct {
 	// TLS bootstrap. "": no bootstrap kubeconfig (a stale one is removed).
 	ClientCert           string
 	BootstrapClusterName string
-	// Config is kubelet-config.json's configuration, built and overlaid.
+	// Config is kubelet-config.json's configuration, built (and, without
+	// ConfigDir, overlaid with the NodeConfig's spec.kubelet.config).
 	Config *KubeletConfiguration
+	// ConfigDir: the kubelet runs with --config-dir ConfigDropInDir
+	// (KubeletRow.ConfigDir), and NodeConfig, a NodeConfig's spec.kubelet.config,
+	// goes to its drop-in NodeConfigDropInPath, where nodeadm puts it, so that the
+	// image's drop-ins apply before or after it by name as under nodeadm. Without
+	// ConfigDir, or with an empty NodeConfig, a stale drop-in is removed.
+	ConfigDir  bool
+	NodeConfig CheckedOverlay
 	// Args is KUBELET_ARGS; ExtraArgs is KUBELET_EXTRA_ARGS ("": no drop-in, a stale
 	// one is removed).
 	Args, ExtraArgs string
@@ -45,8 +53,8 @@ type Node struct {
 }
 
 // Files renders the kubelet's files, each naming kubelet.service: the CA, the
-// kubeconfig (and the bootstrap kubeconfig of a local cluster), kubelet-config.json,
-// the unit, the KUBELET_ARGS and KUBELET_EXTRA_ARGS drop-ins and the credential
+// kubeconfig (and the bootstrap kubeconfig of a local cluster), kubelet-config.json
+// and the NodeConfig's drop-in of the configuration directory, the unit, the KUBELET_ARGS and KUBELET_EXTRA_ARGS drop-ins and the credential
 // provider config. The unit and its drop-ins are systemd's too (Reload). It is pure.
 func Files(n Node) ([]nodefile.File, error) {
 	config, err := Marshal(n.Config)
@@ -77,6 +85,15 @@ func Files(n Node) ([]nodefile.File, error) {
 	} else {
 		files = append(files, nodefile.File{Path: BootstrapKubeconfigPath, Remove: true, Units: units})
 	}
+	dropIn := nodefile.File{Path: NodeConfigDropInPath, Remove: true, Units: units}
+	if n.ConfigDir && n.NodeConfig.Len() > 0 {
+		b, err := NodeConfigDropInFile(n.NodeConfig)
+		if err != nil {
+			return nil, fmt.Errorf("spec.kubelet.config: %w", err)
+		}
+		dropIn = nodefile.File{Path: NodeConfigDropInPath, Data: b, Mode: nodefile.Mode, Units: units, From: "spec.kubelet.config"}
+	}
+	files = append(files, dropIn)
 	if n.CredentialProvider != nil {
 		files = append(files, nodefile.File{Path: CredentialProviderConfig, Data: CredentialProviderConfigFor(*n.CredentialProvider), Mode: nodefile.Mode, Units: units})
 	}

@@ -17,7 +17,12 @@ func TestFilesNameTheirUnits(t *testing.T) {
 		t.Fatal(err)
 	}
 	row, _ := Kubelet(benchInput.KubeletVersion)
+	overlay, err := CheckOverlay(map[string]any{"maxPods": 110.0})
+	if err != nil {
+		t.Fatal(err)
+	}
 	full := Node{
+		ConfigDir: true, NodeConfig: overlay,
 		CA: []byte("ca"), Kubeconfig: Kubeconfig{Server: "https://example.com", ClusterName: "c", Region: "us-west-2"},
 		ClientCert: "/var/lib/kubelet/pki/kubelet-client-current.pem", BootstrapClusterName: "cluster-id",
 		Config: cfg, Args: "--v=2", ExtraArgs: "--max-pods=3", CredentialProvider: &row,
@@ -49,9 +54,12 @@ func TestFilesNameTheirUnits(t *testing.T) {
 			if ca := file(t, files, DefaultCAFile); !ca.Secret {
 				t.Error("the CA is not marked secret")
 			}
+			if d := file(t, files, NodeConfigDropInPath); !strings.Contains(string(d.Data), `"maxPods": 110`) || !strings.Contains(string(d.Data), `"kind": "KubeletConfiguration"`) {
+				t.Errorf("the NodeConfig's drop-in:\n%s", d.Data)
+			}
 		}
 	}
-	want := []string{DefaultCAFile, KubeconfigPath, ConfigPath, UnitPath, ArgsDropInPath, BootstrapKubeconfigPath, CredentialProviderConfig, ExtraArgsDropInPath}
+	want := []string{DefaultCAFile, KubeconfigPath, ConfigPath, UnitPath, ArgsDropInPath, BootstrapKubeconfigPath, CredentialProviderConfig, ExtraArgsDropInPath, NodeConfigDropInPath}
 	for _, p := range want {
 		if !paths[p] {
 			t.Errorf("no %s", p)

@@ -12,6 +12,13 @@ import (
 
 // Input is everything per-node that goes into kubelet-config.json.
 type Input struct {
+	// Base is the kubelet-config.json that bootstrap.sh's edits apply to: the
+	// node's own file as the image and the user data before bootstrap.sh left it
+	// (CheckConfigFile), whose fields bootstrap.sh does not set stay as they are.
+	// Empty: the AMI template (assets.KubeletConfig).
+	// +optional
+	Base CheckedOverlay
+
 	// ClusterDNS is the list of cluster DNS server IP addresses, written to
 	// .clusterDNS in this order (bootstrap.sh: --dns-cluster-ip split on ',', or the
 	// address derived from the service CIDR). At least one is required.
@@ -54,8 +61,10 @@ type Input struct {
 	// ShutdownGracePeriod.
 	ShutdownGracePeriodCriticalPods time.Duration
 
-	// FeatureGates are set in .featureGates over the template's (the kubelet
-	// table's gates for the version, KubeletRow.FeatureGates, and the image's).
+	// FeatureGates are set in .featureGates, each unless the base sets it (the
+	// kubelet table's gates for the version, KubeletRow.FeatureGates, and the
+	// image's): bootstrap.sh never touched .featureGates, so a gate the image or the
+	// user data set stays as they set it.
 	// +optional
 	FeatureGates map[string]bool
 }
@@ -86,16 +95,22 @@ func EvictionHard() map[string]string {
 	}
 }
 
-// Build returns the kubelet configuration for in: the AMI template
-// (assets.KubeletConfig) with bootstrap.sh's edits applied (applyEdits), without
-// decoding the template at each call: zz_generated_template.go has it decoded
+// Build returns the kubelet configuration for in: in.Base, or the AMI template
+// (assets.KubeletConfig), with bootstrap.sh's edits applied (applyEdits). The
+// template is not decoded at each call: zz_generated_template.go has it decoded
 // (kubelet_test.go's buildFromTemplate decodes it and must agree).
 func Build(in Input) (*KubeletConfiguration, error) {
 	version, err := in.validate()
 	if err != nil {
 		return nil, err
 	}
-	return applyEdits(templateConfig(), in, version), nil
+	base := templateConfig()
+	if in.Base.Len() > 0 {
+		if base, err = in.Base.decode(); err != nil {
+			return nil, fmt.Errorf("base: %w", err)
+		}
+	}
+	return applyEdits(base, in, version), nil
 }
 
 // applyEdits applies bootstrap.sh's containerd-path edits to cfg, in bootstrap.sh's
@@ -141,7 +156,9 @@ func applyEdits(cfg *KubeletConfiguration, in Input, version Version) *KubeletCo
 		if cfg.FeatureGates == nil {
 			cfg.FeatureGates = map[string]bool{}
 		}
-		cfg.FeatureGates[gate] = on
+		if _, set := cfg.FeatureGates[gate]; !set {
+			cfg.FeatureGates[gate] = on
+		}
 	}
 	if in.ShutdownGracePeriod > 0 {
 		cfg.ShutdownGracePeriod = Duration{Duration: in.ShutdownGracePeriod}

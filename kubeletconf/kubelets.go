@@ -53,6 +53,13 @@ type KubeletRow struct {
 	// kubelet; for the versions AL2 images had, eksboot keeps bootstrap.sh's default
 	// (off, --graceful-shutdown turns it on).
 	GracefulShutdown bool
+
+	// ConfigDir: the kubelet reads a drop-in configuration directory, --config-dir
+	// (KEP-3983): eksboot passes it, so that an image's config.json.d/*.conf apply
+	// over kubelet-config.json in the kubelet's own order. The flag came in 1.28, but
+	// 1.28 and 1.29 exit without the KUBELET_CONFIG_DROPIN_DIR_ALPHA variable
+	// (cmd/kubelet/app/server.go); from 1.30 the kubelet takes it as it is.
+	ConfigDir bool
 }
 
 // First and last kubelet minor versions of the table. A kubelet newer than
@@ -97,6 +104,7 @@ var kubelets = func() []KubeletRow {
 			CredentialProvidersGate:       m < 28 && kubeletSets(m, "KubeletCredentialProviders"),
 			ECRPublicAlias:                m >= 32,
 			GracefulShutdown:              m >= 34,
+			ConfigDir:                     m >= 30,
 			FeatureGates:                  map[string]bool{},
 		}
 		if m < 27 {

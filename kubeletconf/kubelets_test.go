@@ -85,6 +85,13 @@ func TestKubeletTableRows(t *testing.T) {
 			t.Errorf("1.%d: got %+v", tc.minor, r)
 		}
 	}
+	// --config-dir from 1.30: 1.28 and 1.29 have the flag but exit without
+	// KUBELET_CONFIG_DROPIN_DIR_ALPHA in their environment.
+	for m := FirstKubeletMinor; m <= LastKubeletMinor; m++ {
+		if got := row(m).ConfigDir; got != (m >= 30) {
+			t.Errorf("1.%d: ConfigDir %v", m, got)
+		}
+	}
 }
 
 func TestKubeletOutsideTheTableGetsTheNearestRowAndAWarning(t *testing.T) {

@@ -101,6 +101,20 @@ func (o CheckedOverlay) Merge(src CheckedOverlay) CheckedOverlay {
 	return CheckedOverlay{m: m, fields: fieldsOf(m)}
 }
 
+// decode returns the overlay as a whole KubeletConfiguration (the fields it leaves
+// out zero).
+func (o CheckedOverlay) decode() (*KubeletConfiguration, error) {
+	b, err := json.Marshal(o.m)
+	if err != nil {
+		return nil, err
+	}
+	var cfg KubeletConfiguration
+	if err := json.Unmarshal(b, &cfg); err != nil {
+		return nil, err
+	}
+	return &cfg, nil
+}
+
 // MarshalJSON writes the overlay as its JSON object.
 func (o CheckedOverlay) MarshalJSON() ([]byte, error) { return json.Marshal(o.m) }
 
