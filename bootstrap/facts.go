@@ -89,6 +89,13 @@ type Facts struct {
 	SOCI     bool
 	SOCIGzip string
 	PauseTar string
+	// KubeletBase is what kubelet-config.json is made from: the node's file, or the
+	// base eksboot kept beside it, or its template (kubeletbase.go).
+	KubeletBase KubeletBase
+	// KubeletDropIns are the drop-ins of the kubelet's configuration directory that
+	// are not eksboot's (the image's, a script's), in the kubelet's order; read only
+	// for a kubelet that reads them (Profile.ConfigDir).
+	KubeletDropIns []kubeletconf.DropIn
 	// APIServerHosts is the API server's resolved addresses and the node's
 	// /etc/hosts, on a local cluster on AWS Outposts (nil otherwise).
 	APIServerHosts *APIServerHosts
@@ -146,6 +153,14 @@ func gatherFacts(ctx context.Context, c *Config, env *Env) (*Facts, error) {
 	}
 	if err := readImage(ctx, c, env, f); err != nil {
 		return nil, err
+	}
+	if f.KubeletBase, err = readKubeletBase(env.Files, func(w string) { f.Warnings = append(f.Warnings, w) }); err != nil {
+		return nil, err
+	}
+	if f.Profile.ConfigDir(f.Kubelet) {
+		if f.KubeletDropIns, err = readKubeletDropIns(env.Files); err != nil {
+			return nil, err
+		}
 	}
 	endpoint, err := imds.ResolveEndpoint(c.IMDSEndpoint, env.Getenv)
 	if err != nil {

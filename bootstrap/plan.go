@@ -44,6 +44,13 @@ type Node struct {
 	// Warnings are what the node's kubelet accepts but should not be given (a
 	// removed flag eksboot left out, a locked gate), for the log and render.
 	Warnings []string
+	// KubeletConfigFrom names the kubelet's configurations that come from the user
+	// (kubeletUserConfigs).
+	KubeletConfigFrom []string
+	// KubeletEffective is the configuration the kubelet runs with when drop-ins
+	// apply over kubelet-config.json (the image's, or the NodeConfig's), flags
+	// aside; nil when kubelet-config.json is all of it.
+	KubeletEffective []byte
 }
 
 // Compute works out the whole node from the validated configuration and the facts. It
@@ -63,9 +70,18 @@ func Compute(c *Config, f *Facts) (*Node, error) {
 	if p.SandboxImage != "" && !c.PauseImageGiven {
 		n.PauseImage = p.SandboxImage
 	}
-	cfg, err := buildKubeletConfig(c, f, n)
+	kc, err := buildKubeletConfig(c, f, n)
 	if err != nil {
 		return nil, err
+	}
+	cfg := kc.Effective
+	for _, u := range kubeletUserConfigs(c, f) {
+		n.KubeletConfigFrom = append(n.KubeletConfigFrom, u.Name)
+	}
+	if kc.Effective != kc.Main {
+		if n.KubeletEffective, err = kubeletconf.Marshal(kc.Effective); err != nil {
+			return nil, err
+		}
 	}
 	n.KubeletArgs = strings.Join(kubeletArgs(c, n, f), " ")
 	if n.KubeletExtraArgs, err = acceptedByKubelet(c, f, cfg, n); err != nil {
@@ -83,9 +99,11 @@ func Compute(c *Config, f *Facts) (*Node, error) {
 			Region:      f.Instance.Region,
 			Auth:        p.KubeconfigAuth,
 		},
-		Config:    cfg,
-		Args:      n.KubeletArgs,
-		ExtraArgs: n.KubeletExtraArgs,
+		Config:     kc.Main,
+		ConfigDir:  p.ConfigDir(row),
+		NodeConfig: kc.NodeConfig,
+		Args:       n.KubeletArgs,
+		ExtraArgs:  n.KubeletExtraArgs,
 	}
 	if cl.LocalOutpost {
 		kn.ClientCert, kn.BootstrapClusterName = PathKubeletClientCert, cl.ID
@@ -94,6 +112,12 @@ func Compute(c *Config, f *Facts) (*Node, error) {
 		kn.CredentialProvider = &row
 	}
 	kubelet, err := kubeletconf.Files(kn)
+	if err != nil {
+		return nil, err
+	}
+	// The record of kubelet-config.json's base goes first: renamed before the file,
+	// it knows the new file and the old one, whichever a crash leaves.
+	record, err := f.KubeletBase.record(fileData(kubelet, kubeletconf.ConfigPath))
 	if err != nil {
 		return nil, err
 	}
@@ -122,7 +146,7 @@ func Compute(c *Config, f *Facts) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	n.Owned = slices.Concat(kubelet, containerd, system)
+	n.Owned = slices.Concat([]nodefile.File{record}, kubelet, containerd, system)
 	if f.ClusterCache != nil {
 		cc := f.ClusterCache // eksboot's own: no unit reads it
 		n.Owned = append(n.Owned, nodefile.File{Path: cc.Path, Data: cc.Data, Mode: cc.Mode, Secret: cc.Secret})
@@ -133,6 +157,9 @@ func Compute(c *Config, f *Facts) (*Node, error) {
 	n.SandboxImageUnit = f.SandboxImageUnit != nil
 	n.Files, n.Remove = writePlan(n.Owned)
 	n.Dirs = []string{"/etc/containerd/config.d", "/etc/cni/net.d"}
+	if p.ConfigDir(row) { // the kubelet exits when its --config-dir is missing
+		n.Dirs = append(n.Dirs, kubeletconf.ConfigDropInDir)
+	}
 	if err := checkFileSizes(n.Owned); err != nil {
 		return nil, err
 	}
@@ -169,21 +196,39 @@ func checkFileSizes(files []nodefile.File) error {
 	return nil
 }
 
-// buildKubeletConfig builds kubelet-config.json for Compute: the template with the
-// computed values (n's cluster DNS), the kubelet table's gates and shutdown defaults,
-// then spec.kubelet.config over it (kubeletconf.Files marshals it).
-func buildKubeletConfig(c *Config, f *Facts, n *Node) (*kubeletconf.KubeletConfiguration, error) {
+// kubeletConfigs are the kubelet's configuration as Compute writes it and as the
+// kubelet reads it.
+type kubeletConfigs struct {
+	// Main is kubelet-config.json.
+	Main *kubeletconf.KubeletConfiguration
+	// NodeConfig is the NodeConfig's spec.kubelet.config for its drop-in, on a
+	// kubelet with a configuration directory; without one it is merged into Main.
+	NodeConfig kubeletconf.CheckedOverlay
+	// Effective is what the kubelet runs with, flags aside: Main with the drop-ins
+	// over it (Main itself when there are none).
+	Effective *kubeletconf.KubeletConfiguration
+}
+
+// buildKubeletConfig builds kubelet-config.json for Compute: its base (the node's
+// file or eksboot's template, f.KubeletBase) with the computed values (n's cluster
+// DNS), the kubelet table's gates and shutdown defaults; then spec.kubelet.config,
+// into its drop-in where the kubelet reads one, else over the file; and the
+// configuration the kubelet runs with, the image's drop-ins included (kubeletconf.Files
+// marshals them).
+func buildKubeletConfig(c *Config, f *Facts, n *Node) (kubeletConfigs, error) {
 	p, row := f.Profile, f.Kubelet
+	base := f.KubeletBase.Config
 	gates := maps.Clone(row.FeatureGates)
 	if p.CredentialProvidersGate && row.CredentialProvidersGate {
 		gates["KubeletCredentialProviders"] = true
 	}
 	shutdown, critical := c.ShutdownGracePeriod, c.ShutdownGracePeriodCriticalPods
-	if !c.ShutdownGiven && row.GracefulShutdown {
+	if !c.ShutdownGiven && row.GracefulShutdown && !base.Has("shutdownGracePeriod") {
 		shutdown, critical = DefaultShutdownGracePeriod, DefaultShutdownGracePeriodCriticalPods
 	}
 
 	cfg, err := kubeletconf.Build(kubeletconf.Input{
+		Base:            base,
 		ClusterDNS:      n.ClusterDNS,
 		MaxPods:         int32(reservedMaxPods(c, f.MaxPods)),
 		SetMaxPods:      c.UseMaxPods,
@@ -197,15 +242,88 @@ func buildKubeletConfig(c *Config, f *Facts, n *Node) (*kubeletconf.KubeletConfi
 		ShutdownGracePeriodCriticalPods: critical,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("kubelet config: %w", err)
+		return kubeletConfigs{}, fmt.Errorf("kubelet config (from %s): %w", f.KubeletBase.From, err)
 	}
 	if f.SOCI {
 		cfg.ImageServiceEndpoint = containerdconf.SOCIImageServiceEndpoint
 	}
-	if cfg, err = kubeletconf.Overlay(cfg, c.KubeletConfigOverlay); err != nil {
-		return nil, fmt.Errorf("spec.kubelet.config: %w", err)
+	kc := kubeletConfigs{Main: cfg}
+	dropIns := slices.Clone(f.KubeletDropIns)
+	if p.ConfigDir(row) {
+		kc.NodeConfig = c.KubeletConfigOverlay
+		if kc.NodeConfig.Len() > 0 {
+			dropIns = append(dropIns, kubeletconf.DropIn{Path: kubeletconf.NodeConfigDropInPath, Config: kc.NodeConfig})
+		}
+	} else if kc.Main, err = kubeletconf.Overlay(cfg, c.KubeletConfigOverlay); err != nil {
+		return kubeletConfigs{}, fmt.Errorf("spec.kubelet.config: %w", err)
 	}
-	return cfg, nil
+	kubeletconf.SortDropIns(dropIns)
+	if kc.Effective, err = kubeletconf.Effective(kc.Main, dropIns); err != nil {
+		return kubeletConfigs{}, fmt.Errorf("%s: %w", kubeletconf.ConfigDropInDir, err)
+	}
+	return kc, nil
+}
+
+// kubeletUserConfig is a kubelet configuration that comes from the user rather than
+// from eksboot, and its name.
+type kubeletUserConfig struct {
+	Name   string
+	Config kubeletconf.CheckedOverlay
+}
+
+// kubeletUserConfigs are the kubelet's configurations that come from the user, in
+// the order the kubelet merges them: the node's own kubelet-config.json when it is
+// the base (what the image and the user data before bootstrap.sh made it); a
+// NodeConfig's spec.kubelet.config, merged into that file, or, on a kubelet with a
+// drop-in directory, one of its drop-ins; the directory's drop-ins (the image's, a
+// script's) by name. Each was checked where it entered as a v1beta1
+// KubeletConfiguration (kubeletconf.CheckConfigFile, CheckOverlay); this is the one
+// place that lists them all, and acceptedByKubelet names by it the input that set a
+// field the node's kubelet would refuse.
+func kubeletUserConfigs(c *Config, f *Facts) []kubeletUserConfig {
+	var out []kubeletUserConfig
+	if b := f.KubeletBase; b.Config.Len() > 0 {
+		out = append(out, kubeletUserConfig{Name: b.From, Config: b.Config})
+	}
+	dropIns := slices.Clone(f.KubeletDropIns)
+	if o := c.KubeletConfigOverlay; o.Len() > 0 {
+		if f.Profile.ConfigDir(f.Kubelet) {
+			dropIns = append(dropIns, kubeletconf.DropIn{Path: kubeletconf.NodeConfigDropInPath, Config: o})
+		} else {
+			out = append(out, kubeletUserConfig{Name: "spec.kubelet.config", Config: o})
+		}
+	}
+	kubeletconf.SortDropIns(dropIns)
+	for _, d := range dropIns {
+		name := d.Path
+		if name == kubeletconf.NodeConfigDropInPath {
+			name = "spec.kubelet.config"
+		}
+		out = append(out, kubeletUserConfig{Name: name, Config: d.Config})
+	}
+	return out
+}
+
+// setBy names the user's input that gives the kubelet its value of a top-level
+// field: the last of the configurations the kubelet merges that sets it ("": one of
+// eksboot's own values).
+func setBy(users []kubeletUserConfig, field string) string {
+	for i := len(users) - 1; i >= 0; i-- {
+		if users[i].Config.Has(field) {
+			return users[i].Name
+		}
+	}
+	return ""
+}
+
+// fileData is the content of the file at path among files (nil: none).
+func fileData(files []nodefile.File, path string) []byte {
+	for _, f := range files {
+		if f.Path == path {
+			return f.Data
+		}
+	}
+	return nil
 }
 
 // acceptedByKubelet holds the user's kubelet arguments and configuration to what the
@@ -226,14 +344,12 @@ func acceptedByKubelet(c *Config, f *Facts, cfg *kubeletconf.KubeletConfiguratio
 	if err != nil {
 		return "", fmt.Errorf("kubelet config with its flags: %w", err)
 	}
+	users := kubeletUserConfigs(c, f)
 	warnings, configProblems := kubeletconf.CheckConfig(f.KubeletVersion, effective, func(field string) string {
-		switch {
-		case args.From[field] != "":
+		if args.From[field] != "" {
 			return args.From[field]
-		case c.KubeletConfigOverlay.Has(field):
-			return "spec.kubelet.config"
 		}
-		return ""
+		return setBy(users, field)
 	})
 	n.Warnings = append(n.Warnings, warnings...)
 	if problems = append(problems, configProblems...); len(problems) > 0 {
@@ -284,6 +400,9 @@ func kubeletArgs(c *Config, n *Node, f *Facts) []string {
 	args = append(args, "--hostname-override="+f.PrivateDNSName, "--cloud-provider=external")
 	if p.RuntimeCgroups != "" {
 		args = append(args, "--runtime-cgroups="+p.RuntimeCgroups)
+	}
+	if p.ConfigDir(row) { // the image's drop-ins, and the NodeConfig's, over kubelet-config.json
+		args = append(args, "--config-dir="+kubeletconf.ConfigDropInDir)
 	}
 	if f.Cluster.LocalOutpost {
 		// With the unit's --kubeconfig, the client-certificate kubeconfig.

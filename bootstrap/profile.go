@@ -65,6 +65,18 @@ type Profile struct {
 	// file systems and refuses a mount unit for it ("Cannot create mount unit for
 	// API file system /sys/fs/bpf. Refusing.").
 	BPFMountUnit bool
+	// KubeletConfigDir: the kubelet reads the image's drop-in configuration
+	// directory (--config-dir kubeletconf.ConfigDropInDir) on a kubelet that has
+	// one (KubeletRow.ConfigDir), and a NodeConfig's spec.kubelet.config goes to its
+	// drop-in, as nodeadm runs it. AL2 images have no such directory and bootstrap.sh
+	// never passed the flag: the AL2 kubelet reads kubelet-config.json alone.
+	KubeletConfigDir bool
+}
+
+// ConfigDir reports whether the kubelet of row runs with a drop-in configuration
+// directory on this image.
+func (p Profile) ConfigDir(row kubeletconf.KubeletRow) bool {
+	return p.KubeletConfigDir && row.ConfigDir
 }
 
 // WantsBPFMountUnit reports whether the run installs sys-fs-bpf.mount: on an image
@@ -93,6 +105,7 @@ var profiles = map[string]Profile{
 		PodInfraFlagAsNodeadm:        true,
 		CredentialProvidersGate:      true,
 		RuncBinary:                   "/usr/sbin/runc",
+		KubeletConfigDir:             true,
 	},
 }
 

@@ -258,7 +258,8 @@ func TestInitContainerdConfig(t *testing.T) {
 // the node name, logging.verbosity instead of eksboot's --v=2, and
 // spec.kubelet.maxPodsExpression over the instance type's facts (m5.large: max_pods
 // 29, so 27), which sizes kubeReserved while the sample's kubelet.config.maxPods 110
-// stays the kubelet's, as in nodeadm.
+// stays the kubelet's, as in nodeadm (in nodeadm's drop-in of the kubelet's
+// configuration directory, where the AL2023 kubelet reads spec.kubelet.config).
 func TestInitInstanceSchema(t *testing.T) {
 	offline(t)
 	part := func(spec string) string { return "apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec:\n" + spec }
@@ -280,8 +281,9 @@ func TestInitInstanceSchema(t *testing.T) {
 		"/etc/systemd/system/kubelet.service.d/environment.conf":     {`Environment="GODEBUG=x509negativeserial=1"`},
 		"/run/systemd/resolved.conf.d/40-eks.conf":                   {"DNS=10.0.0.2", "Domains=corp.example"},
 		"/etc/systemd/system/kubelet.service.d/10-kubelet-args.conf": {"--hostname-override=i-0123456789abcdef0 "},
-		"/etc/kubernetes/kubelet/kubelet-config.json":                {`"maxPods": 110,`, `"memory": "552Mi"`, `"verbosity": 5`}, // config.maxPods wins; kubeReserved is for the expression's 27
-		"/etc/systemd/system/containerd.service.d/environment.conf":  nil,                                                        // no containerd key: no file
+		"/etc/kubernetes/kubelet/kubelet-config.json":                {`"memory": "552Mi"`},                // kubeReserved is for the expression's 27
+		"/etc/kubernetes/kubelet/config.json.d/40-nodeadm.conf":      {`"maxPods": 110`, `"verbosity": 5`}, // config.maxPods wins, in nodeadm's drop-in
+		"/etc/systemd/system/containerd.service.d/environment.conf":  nil,                                  // no containerd key: no file
 	} {
 		got, ok := tree[path]
 		if wants == nil {
