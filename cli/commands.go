@@ -44,7 +44,7 @@ func commands() []command {
 		{
 			name: "init", synopsis: "[options]",
 			summary: "configure the node from the NodeConfig parts of its user data",
-			about:   "Configures this node from the NodeConfig parts of its user data, then /etc/eks/eksboot.d/*.yaml.",
+			about:   "Configures this node from the NodeConfig parts of its user data, then nodeadm's drop-ins (/etc/eks/nodeadm.d/*.yaml, *.yml, *.json), then /etc/eks/eksboot.d/*.yaml.",
 			flags: func(prog string) *pflag.FlagSet {
 				var o bootstrap.Options
 				var phase string

@@ -39,7 +39,7 @@ func initFlags(prog string, o *bootstrap.Options, phase *string) *pflag.FlagSet 
 }
 
 // runInit configures the node from the NodeConfigs of its user data (and the
-// drop-ins of /etc/eks/eksboot.d), through the same bootstrap run as bootstrap.sh's
+// drop-ins of /etc/eks/nodeadm.d and /etc/eks/eksboot.d), through the same bootstrap run as bootstrap.sh's
 // command line. User data without a NodeConfig is left to cloud-init.
 func runInit(prog string, args []string, stdout, stderr io.Writer) int {
 	var opts bootstrap.Options
@@ -54,7 +54,7 @@ func runInit(prog string, args []string, stdout, stderr io.Writer) int {
 		return ExitUsage
 	}
 	if opts.Help {
-		fmt.Fprintf(stdout, "Usage: %s [options]\n\nConfigures this node from the NodeConfig parts of its user data, then /etc/eks/eksboot.d/*.yaml.\n\nOptions:\n%s", prog, fs.FlagUsages())
+		fmt.Fprintf(stdout, "Usage: %s [options]\n\nConfigures this node from the NodeConfig parts of its user data, then nodeadm's drop-ins (/etc/eks/nodeadm.d/*.yaml, *.yml, *.json), then /etc/eks/eksboot.d/*.yaml.\n\nOptions:\n%s", prog, fs.FlagUsages())
 		return ExitOK
 	}
 	if fs.NArg() > 0 || (phase != phaseAll && phase != phaseConfig && phase != phaseRun) {
@@ -81,7 +81,7 @@ func runInit(prog string, args []string, stdout, stderr io.Writer) int {
 		return s.finish(prog, err, stderr)
 	}
 	if !ok {
-		log.Info("no NodeConfig in the user data or " + dropInDir + ": nothing to do (scripts are cloud-init's; their /etc/eks/bootstrap.sh runs eksboot)")
+		log.Info("no NodeConfig in the user data, " + bootstrap.NodeadmDropInDir + " or " + bootstrap.EksbootDropInDir + ": nothing to do (scripts are cloud-init's; their /etc/eks/bootstrap.sh runs eksboot)")
 		return ExitOK
 	}
 	log.Info("configuring from " + req.From)
@@ -129,7 +129,7 @@ func initRequest(ctx context.Context, s bootstrap.Settings, env *bootstrap.Env) 
 			return bootstrap.Request{}, false, err
 		}
 	}
-	dropIns, err := readDropIns(env.Root)
+	dropIns, err := bootstrap.ReadNodeConfigDropIns(env.Root)
 	if err != nil {
 		return bootstrap.Request{}, false, err
 	}

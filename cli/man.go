@@ -89,7 +89,8 @@ Bad usage: an unknown command or flag, or a value that is not allowed. The error
 	b.WriteString(".SH FILES\n")
 	for _, f := range [][2]string{
 		{"/etc/eks/bootstrap.sh", "the bootstrap.sh shim, which execs eksboot bootstrap."},
-		{"/etc/eks/eksboot.d/*.yaml", "NodeConfig drop-ins merged after the user data's (eksboot init)."},
+		{"/etc/eks/nodeadm.d/", "nodeadm's NodeConfig drop-ins (*.yaml, *.yml, *.json, in name order), merged after the user data's (eksboot init), as nodeadm merges them."},
+		{"/etc/eks/eksboot.d/*.yaml", "eksboot's NodeConfig drop-ins, merged after nodeadm's (eksboot init): they win a field both set."},
 		{"/var/lib/eksboot/clusters/", "the cluster's eks:DescribeCluster answer, so that a reboot makes no call."},
 	} {
 		fmt.Fprintf(&b, ".TP\n.I %s\n%s\n", roff(f[0]), roff(f[1]))

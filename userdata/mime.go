@@ -22,6 +22,18 @@ func isMIME(b []byte) bool {
 	return ct || mv
 }
 
+// IsMultipart reports whether b is a MIME document of a multipart type: nodeadm's
+// test for a NodeConfig file (its ParseMaybeMultipart reads the NodeConfig parts of
+// such a file, any other file as one NodeConfig).
+func IsMultipart(b []byte) bool {
+	if !isMIME(b) {
+		return false
+	}
+	h, _ := readHeader(b)
+	mt, _, err := parseType(h["content-type"])
+	return err == nil && strings.HasPrefix(mt, "multipart/")
+}
+
 // readHeader reads header lines until a blank line or a line that is not a header
 // (EKS's own part has no blank line before "#!/bin/bash"). The first occurrence of a
 // name wins. It returns the headers (lower-case names) and the rest.
