@@ -21,6 +21,18 @@ var oracleScripts = []struct{ name, src string }{
 	{"issue: a nested default", `A=inner
 /etc/eks/bootstrap.sh ${X:-${A}} "${X:-${B:-deeper}}"`},
 	{"issue: a prefix assignment", `KUBELET_EXTRA_ARGS=--max-pods=20 /etc/eks/bootstrap.sh c`},
+	{"a simple command's words expand before its > truncates the file", `printf '%s' '{"a":1}' > f
+echo "$(cat f)-edited" > f
+printf x > g
+cat g > g
+printf y > h
+{ echo "$(cat h)"; } > h
+printf z > i
+X=$(cat i) > i
+/etc/eks/bootstrap.sh c --f "$(cat f)" --g "$(cat g)" --h "$(cat h)" --i "$(cat i)" --x "$X"`},
+	{"jq keeps the keys a program adds in the order it adds them", `printf '{"z":1,"a":2,"f":{"y":true}}' > c.json
+echo "$(jq '.kubeAPIQPS=50 | .kubeAPIBurst=100 | .a=3 | .f.x=false | . + {"m": 1, "b": [2]}' c.json)" > c.json
+/etc/eks/bootstrap.sh c --k "$(cat c.json)" --o "$(echo '{}' | jq -c '{b: 1, a: 2}')"`},
 	{"exported variable", `export KUBELET_EXTRA_ARGS='--v=4 --max-pods=9'
 /etc/eks/bootstrap.sh c`},
 	{"heredoc written then sourced", `cat > env.sh <<EOF

@@ -126,7 +126,8 @@ cd -P ..
 		{"touch a\n[[ -N a ]] && X=1\n/etc/eks/bootstrap.sh c", "-N"},
 		{"touch a b\neval '[[ a -ot b ]]'\n/etc/eks/bootstrap.sh c", "-ot"},
 		{"K=$(echo '{\"b\":1,\"a\":2}' | jq -r 'to_entries[] | .key')\n/etc/eks/bootstrap.sh \"$K\"", "jq"},
-		{"K=$(echo '{}' | jq -c '{b: 1, a: 2}')\n/etc/eks/bootstrap.sh \"$K\"", "jq"},
+		{"K=$(echo '{\"x\":\"b\",\"y\":\"a\"}' | jq -c '{(.x): 1, (.y): 2}')\n/etc/eks/bootstrap.sh \"$K\"", "jq"},
+		{"K=$(echo '{}' | jq -c '{b: 1} | .a = .b | .b = 2')\n/etc/eks/bootstrap.sh \"$K\"", "jq"},
 		{"K=$(echo a | xargs -P 4 echo)\n/etc/eks/bootstrap.sh \"$K\"", "xargs -P"},
 	} {
 		t.Run("refused "+tc.name, func(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/eksboot/eksboot/userdata"
 
@@ -63,8 +64,9 @@ func (e *LimitError) Error() string {
 // Options describe the simulated node a user data's scripts run on.
 type Options struct {
 	// Image is the node image's files before boot (the bootstrap.sh shim among
-	// them), by absolute path.
-	Image map[string]File
+	// them), by absolute path; ImageDirs are its folders that hold no file.
+	Image     map[string]File
+	ImageDirs []string
 	// Metadata answers IMDS paths ("meta-data/instance-id", "api/token", without
 	// "/latest/"); ok is false for a path the simulated instance cannot know.
 	Metadata func(path string) (string, bool)
@@ -92,6 +94,16 @@ type Call struct {
 	Env map[string]string
 	// Unknown lists what the arguments depend on that is known only at boot.
 	Unknown []string
+	// Node is the simulated node's files when the call was made: the image's, with
+	// what the user data wrote before it (a script's edit of kubelet-config.json).
+	Node Node
+}
+
+// Node is the simulated node's files at one moment: by absolute path, and every
+// folder.
+type Node struct {
+	Files map[string]File
+	Dirs  []string
 }
 
 // UnresolvedError says that a bootstrap.sh argument depends on something known only
@@ -119,6 +131,9 @@ type Evaluation struct {
 	// first written (Written).
 	Files   map[string]File
 	Written []string
+	// Node is the simulated node's files once the user data ran: the image's and
+	// what the user data and bootstrap.sh wrote.
+	Node Node
 	// NotSimulated names the commands that ran as no-ops ("jq", "systemctl"), in
 	// the order first seen.
 	NotSimulated []string
@@ -257,6 +272,9 @@ func Evaluate(ctx context.Context, parts []userdata.Part, opts Options) (*Evalua
 	defer s.timer.Stop()
 	s.stdout = &outWriter{s: s}
 	s.fs = newMemFS(opts.Image, s)
+	for _, d := range opts.ImageDirs {
+		s.fs.mkdirAll(path.Clean(d))
+	}
 	ev := &Evaluation{}
 	for _, st := range cloudInitOrder(parts) {
 		if i := slices.IndexFunc(ev.Parts, func(r PartReport) bool { return r.Part.Index == st.part.Index }); i < 0 {
@@ -274,7 +292,7 @@ func Evaluate(ctx context.Context, parts []userdata.Part, opts Options) (*Evalua
 			return nil, err
 		}
 	}
-	ev.Calls, ev.NotSimulated = s.calls, s.notSim
+	ev.Calls, ev.NotSimulated, ev.Node = s.calls, s.notSim, s.fs.node()
 	ev.Files = map[string]File{}
 	for _, p := range s.fs.written {
 		if f, ok := s.fs.files[p]; ok {
@@ -300,6 +318,7 @@ func parseScript(src []byte, name string) (*syntax.File, []string, error) {
 	lazyWords(f)
 	literalEscapes(f)
 	countLoops(f)
+	deferTruncation(f)
 	var bad error
 	var dropped []string
 	syntax.Walk(f, func(n syntax.Node) bool {
@@ -333,7 +352,7 @@ func parseScript(src []byte, name string) (*syntax.File, []string, error) {
 			}
 			var b strings.Builder
 			_ = syntax.NewPrinter(syntax.SingleLine(true)).Print(&b, &syntax.ProcSubst{Op: ps.Op, Stmts: ps.Stmts})
-			dropped = append(dropped, b.String())
+			dropped = append(dropped, strings.ReplaceAll(b.String(), deferMark, "")) // the script's text, not the parse tree's marks
 			w.Parts[i] = &syntax.Lit{ValuePos: ps.Pos(), ValueEnd: ps.End(), Value: "/dev/null"}
 		}
 		return true
@@ -566,9 +585,18 @@ func (s *sim) runScript(ctx context.Context, where, name0 string, src []byte, ar
 }
 
 // call is the interpreter's CallHandler: it counts steps and keeps builtins that
-// would look at the host's PATH (command -v, type, hash) on the simulated one.
+// would look at the host's PATH (command -v, type, hash) on the simulated one. It
+// runs once the command's words are expanded, where bash performs its redirections:
+// the files its `>` opened are truncated now (deferTruncation).
 func (s *sim) call(ctx context.Context, args []string) ([]string, error) {
 	hc := interp.HandlerCtx(ctx)
+	for _, w := range []io.Writer{hc.Stdout, hc.Stderr} {
+		if t, ok := w.(*truncFile); ok {
+			if err := t.truncate(); err != nil {
+				return nil, err
+			}
+		}
+	}
 	line := int(hc.Pos.Line())
 	switch args[0] {
 	case guardCmd:
@@ -747,7 +775,7 @@ func (s *sim) lookPath(hc interp.HandlerContext, args []string) error {
 // bootstrap captures a bootstrap.sh call and runs the image's shim, which ends in
 // `exec eksboot bootstrap ...`.
 func (s *sim) bootstrap(ctx context.Context, hc interp.HandlerContext, at string, line int, args []string) error {
-	c := Call{Part: s.part, Where: at, Line: line, Args: unescapeAll(args), Env: environMap(hc.Env)}
+	c := Call{Part: s.part, Where: at, Line: line, Args: unescapeAll(args), Env: environMap(hc.Env), Node: s.fs.node()}
 	if shim, ok := s.fs.files[BootstrapPath]; ok {
 		var got []string
 		prev := s.eksboot
@@ -906,8 +934,12 @@ func environMap(env expand.Environ) map[string]string {
 	return m
 }
 
+// shorten is s for messages, cut to at most n bytes at a character's start.
 func shorten(s string, n int) string {
 	if len(s) > n {
+		for n > 0 && !utf8.RuneStart(s[n]) {
+			n--
+		}
 		return s[:n] + "…"
 	}
 	return s
@@ -926,11 +958,7 @@ func quoteArgs(args []string, n int) string {
 		}
 		b.WriteString(q)
 	}
-	s := b.String()
-	if len(s) > n {
-		s = s[:n] + "…"
-	}
-	return s
+	return shorten(b.String(), n)
 }
 
 // outWriter is the scripts' own standard output and error: counted, then dropped.

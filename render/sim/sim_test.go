@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/eksboot/eksboot/userdata"
 )
@@ -121,6 +122,27 @@ func TestEvaluateReportsWhatIsKnownOnlyAtBoot(t *testing.T) {
 	ev := evaluate(t, script("systemctl restart foo\nyum install -y jq\nyq keys /x\n/etc/eks/bootstrap.sh c\n"), Options{})
 	if want := []string{"systemctl", "yum", "yq"}; !reflect.DeepEqual(ev.NotSimulated, want) {
 		t.Errorf("not simulated %q, want %q", ev.NotSimulated, want)
+	}
+}
+
+// TestEvaluateQuotesTheScriptsOwnText: what render shows of a script is the
+// script's text, valid UTF-8 when cut: the marks the parse tree carries for the
+// interpreter (deferTruncation's on a > inside a dropped >(...)) are not shown
+// (Karpenter's AL2 user data logs through >(tee ... | logger -s 2>/dev/console)).
+func TestEvaluateQuotesTheScriptsOwnText(t *testing.T) {
+	ev := evaluate(t, script("exec > >(tee /var/log/user-data.log | logger -t user-data -s 2>/dev/console) 2>&1\n/etc/eks/bootstrap.sh c\n"), Options{})
+	want := ">(tee /var/log/user-data.log | logger -t user-data -s 2>/dev…"
+	if len(ev.NotSimulated) != 1 || !strings.HasPrefix(ev.NotSimulated[0], want) || !utf8.ValidString(ev.NotSimulated[0]) {
+		t.Errorf("not simulated %q, want one starting %q", ev.NotSimulated, want)
+	}
+	for _, tc := range []struct {
+		in   string
+		n    int
+		want string
+	}{{"abc", 3, "abc"}, {"abcd", 3, "abc…"}, {"aé", 2, "a…"}, {"éé", 3, "é…"}, {"日本", 1, "…"}} {
+		if got := shorten(tc.in, tc.n); got != tc.want {
+			t.Errorf("shorten(%q, %d) = %q, want %q", tc.in, tc.n, got, tc.want)
+		}
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"mvdan.cc/sh/v3/interp"
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // File is a file of the simulated node: its content and mode.
@@ -50,6 +51,20 @@ func newMemFS(image map[string]File, s *sim) *memFS {
 		m.mkdirAll(path.Dir(path.Clean(p)))
 	}
 	return m
+}
+
+// node is a copy of the files and folders as they are now (the contents are shared:
+// a write replaces a file's bytes, an append grows them past the copy's length).
+func (m *memFS) node() Node {
+	n := Node{Files: make(map[string]File, len(m.files)), Dirs: make([]string, 0, len(m.dirs))}
+	for p, f := range m.files {
+		n.Files[p] = *f
+	}
+	for d := range m.dirs {
+		n.Dirs = append(n.Dirs, d)
+	}
+	sort.Strings(n.Dirs)
+	return n
 }
 
 func (m *memFS) mkdirAll(p string) {
@@ -115,9 +130,73 @@ func (m *memFS) remove(p string) bool {
 	return false
 }
 
+// deferMark starts the file word of a simple command's truncating redirection
+// (deferTruncation): private-use characters no script holds (the expansion drops
+// a NUL).
+const deferMark = "\uF8FE\uF8FFeksboot-render:defer-truncation\uF8FF"
+
+// deferTruncation marks the `>`, `>|` and `&>` files of simple commands, so that
+// they are truncated when the command runs rather than when the interpreter opens
+// them. Bash expands a simple command's words before it performs its redirections:
+// in bootstrap.sh's own `echo "$(jq ... f)" > f`, and in user data that edits
+// kubelet-config.json the same way, the command substitution reads f whole, then `>`
+// truncates it. The interpreter opens the redirections first, so f was empty when
+// jq read it. A compound command's redirections are performed before its body, as
+// the interpreter does: those are not marked.
+func deferTruncation(f *syntax.File) {
+	syntax.Walk(f, func(n syntax.Node) bool {
+		st, ok := n.(*syntax.Stmt)
+		if !ok {
+			return true
+		}
+		if _, simple := st.Cmd.(*syntax.CallExpr); !simple {
+			return true
+		}
+		for _, rd := range st.Redirs {
+			switch rd.Op {
+			case syntax.RdrOut, syntax.RdrClob, syntax.RdrAll:
+				if rd.Word != nil {
+					pos := rd.Word.Pos()
+					rd.Word.Parts = append([]syntax.WordPart{&syntax.Lit{ValuePos: pos, ValueEnd: pos, Value: deferMark}}, rd.Word.Parts...)
+				}
+			}
+		}
+		return true
+	})
+}
+
+// truncFile is a file opened by a marked redirection: truncated when its command
+// runs (sim.call), at its first write, or when closed, whichever comes first.
+type truncFile struct {
+	m       *memFS
+	p       string
+	pending bool
+}
+
+func (t *truncFile) truncate() error {
+	if !t.pending {
+		return nil
+	}
+	t.pending = false
+	return t.m.write(t.p, nil, false, 0)
+}
+
+func (t *truncFile) Write(b []byte) (int, error) {
+	if err := t.truncate(); err != nil {
+		return 0, err
+	}
+	return fileWriter{t.m, t.p}.Write(b)
+}
+
+func (t *truncFile) Read([]byte) (int, error) { return 0, io.EOF }
+
+func (t *truncFile) Close() error { return t.truncate() }
+
 // open is the interpreter's OpenHandler.
 func (m *memFS) open(ctx context.Context, p string, flag int, perm os.FileMode) (io.ReadWriteCloser, error) {
 	hc := interp.HandlerCtx(ctx)
+	deferred := strings.HasPrefix(p, deferMark)
+	p = strings.TrimPrefix(p, deferMark)
 	switch p {
 	case "/dev/null":
 		return nopFile{Reader: strings.NewReader("")}, nil
@@ -141,8 +220,13 @@ func (m *memFS) open(ctx context.Context, p string, flag int, perm os.FileMode) 
 		return nil, &os.PathError{Op: "open", Path: p, Err: fs.ErrNotExist}
 	}
 	appendTo := flag&os.O_APPEND != 0
-	if err := m.write(p, nil, appendTo || flag&os.O_TRUNC == 0, perm); err != nil {
+	truncate := !appendTo && flag&os.O_TRUNC != 0
+	// Created now, truncated now unless deferred.
+	if err := m.write(p, nil, !truncate || deferred, perm); err != nil {
 		return nil, err
+	}
+	if truncate && deferred {
+		return &truncFile{m: m, p: p, pending: true}, nil
 	}
 	return nopFile{Writer: fileWriter{m, p}}, nil
 }

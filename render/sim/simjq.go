@@ -272,7 +272,7 @@ func toolJQ(t *toolCtx, args []string) error {
 			last = r
 			if s, ok := r.(string); ok && (o.raw || o.join) {
 				b.WriteString(s)
-			} else if err := (&jqEncoder{b: &b, ko: ko, compact: o.compact, tab: o.tab, sort: o.sortKeys}).encode(r, ""); err != nil {
+			} else if err := (&jqEncoder{b: &b, ko: ko, compact: o.compact, tab: o.tab, sort: o.sortKeys, prog: o.prog}).encode(r, ""); err != nil {
 				return t.s.refuseTool(t, "jq "+shorten(o.prog, 40)+": "+err.Error())
 			}
 			if !o.join {
@@ -313,6 +313,9 @@ type jqEncoder struct {
 	b                  *bytes.Buffer
 	ko                 *keyOrder
 	compact, tab, sort bool
+	// prog is the program, which names the keys it makes in the order jq adds them
+	// (madeOrder).
+	prog string
 }
 
 func (e *jqEncoder) encode(v any, indent string) error {
@@ -416,8 +419,18 @@ func (e *jqEncoder) order(m map[string]any) ([]string, error) {
 	if in, ok := e.ko.objects[sig]; ok {
 		return in, nil
 	}
+	at := map[string]int{}
 	if made > 1 {
-		return nil, fmt.Errorf("an object with keys the program made (gojq, which render runs, sorts them where jq keeps the program's order)")
+		for _, k := range keys {
+			if _, ok := e.ko.index[k]; ok {
+				continue
+			}
+			i, ok := madeAt(e.prog, k)
+			if !ok {
+				return nil, fmt.Errorf("an object with keys the program made (gojq, which render runs, sorts them where jq keeps the program's order)")
+			}
+			at[k] = i
+		}
 	}
 	sort.SliceStable(keys, func(i, j int) bool {
 		a, aok := e.ko.index[keys[i]]
@@ -428,9 +441,46 @@ func (e *jqEncoder) order(m map[string]any) ([]string, error) {
 		case aok != bok:
 			return aok
 		}
-		return false
+		return at[keys[i]] < at[keys[j]]
 	})
 	return keys, nil
+}
+
+// madeAt is where a key the program made is named in it, when the program names it
+// once and only once (.key, ."key", {key: ...}): jq adds the keys an assignment or
+// an object construction makes in the order the program runs them, which for such a
+// program (`.kubeAPIQPS=50 | .kubeAPIBurst=100`) is the order it names them. A key
+// it names twice, or not at all (made from a variable or a computed name), has no
+// known place: the object is refused.
+func madeAt(prog, key string) (int, bool) {
+	first, n := -1, 0
+	for i := 0; ; {
+		j := strings.Index(prog[i:], key)
+		if j < 0 {
+			break
+		}
+		j += i
+		end := j + len(key)
+		before := byte(' ')
+		if j > 0 {
+			before = prog[j-1]
+		}
+		after := byte(' ')
+		if end < len(prog) {
+			after = prog[end]
+		}
+		if !isJQWordByte(before) && before != '$' && !isJQWordByte(after) {
+			if n++; first < 0 {
+				first = j
+			}
+		}
+		i = j + 1
+	}
+	return first, n == 1
+}
+
+func isJQWordByte(c byte) bool {
+	return c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
 }
 
 // jqNumber prints a float as jq 1.6 and 1.7 do for the values scripts meet.
