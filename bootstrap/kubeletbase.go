@@ -74,6 +74,9 @@ func readKubeletBase(files NodeFiles, warn func(string)) (KubeletBase, error) {
 		if err != nil {
 			return KubeletBase{}, fmt.Errorf("%s (the node's file, which bootstrap.sh edits in place): %w", kubeletconf.ConfigPath, err)
 		}
+		if kubeletconf.IsTemplate(o) { // the AL2 image's, untouched: nothing of the user's in it
+			return KubeletBase{From: "the node's " + kubeletconf.ConfigPath + ", the AMI's template"}, nil
+		}
 		return KubeletBase{Config: o, From: "the node's " + kubeletconf.ConfigPath}, nil
 	}
 	if rec == nil {

@@ -29,7 +29,7 @@ func al2023Node(t *testing.T, s sample, kv string) (root string, code int, stder
 	defer nodeMu.Unlock()
 	var args []string
 	if s.want.Entry == "bootstrap.sh" {
-		args = scriptArgs(t, s)
+		args = scriptArgs(t, s).args // the AL2 image's files the scripts edit are not an AL2023 image's
 	}
 	inst := imdstest.DefaultInstance()
 	inst.UserData = string(s.raw)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/pflag"
@@ -19,6 +20,8 @@ import (
 type RenderFlags struct {
 	UserData, InstanceType, Region, KubeletVersion, Profile string
 	Help, Discover                                          bool
+	// ImageFiles are --image-file's PATH=LOCAL, in order.
+	ImageFiles []string
 }
 
 // FlagSet binds render's flags to o.
@@ -31,10 +34,18 @@ func (o *RenderFlags) FlagSet(prog string) *pflag.FlagSet {
 	fs.StringVar(&o.Region, "region", "us-west-2", "region")
 	fs.StringVar(&o.KubeletVersion, "kubelet-version", "1.32.9", "kubelet version of the node image")
 	fs.StringVar(&o.Profile, "image-profile", bootstrap.ProfileAL2, "the node image's kind: al2 or al2023")
+	fs.Var((*stringList)(&o.ImageFiles), "image-file", "PATH=LOCAL: the simulated image also has the node file PATH, with the content of the local file LOCAL (your image's kubelet-config.json, a drop-in of /etc/kubernetes/kubelet/config.json.d or /etc/eks/nodeadm.d); repeatable")
 	fs.BoolVar(&o.Discover, "discover", false, "look up with eks:DescribeCluster, with your own AWS credentials (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, else aws configure export-credentials), what the node would discover (the CA, the endpoint, the service CIDR) when the user data leaves it out")
 	fs.BoolVarP(&o.Help, "help", "h", false, "print this help")
 	return fs
 }
+
+// stringList is a repeatable option: each use adds a value.
+type stringList []string
+
+func (l *stringList) String() string     { return strings.Join(*l, " ") }
+func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
+func (l *stringList) Type() string       { return "string" }
 
 // renderAbout is render's paragraph of help.
 const renderAbout = "Prints the files and kubelet flags a node launched with this user data would get: its scripts and cloud-config are evaluated on a simulated instance, running nothing on this host (offline unless --discover)."

@@ -64,6 +64,13 @@ func checkNode(t *testing.T, tree map[string][]byte, want expect) {
 	if !reflect.DeepEqual(kc.MaxPods, want.MaxPods) {
 		t.Errorf("maxPods %v, want %v", ptrString(kc.MaxPods), ptrString(want.MaxPods))
 	}
+	var all map[string]any
+	must(t, json.Unmarshal(tree["/etc/kubernetes/kubelet/kubelet-config.json"], &all))
+	for k, v := range want.KubeletConfig {
+		if !reflect.DeepEqual(all[k], v) {
+			t.Errorf("kubelet-config.json %s = %v, want %v", k, all[k], v)
+		}
+	}
 	extra := ""
 	if b, ok := tree["/etc/systemd/system/kubelet.service.d/30-kubelet-extra-args.conf"]; ok {
 		extra = strings.TrimPrefix(unquoteEnv(strings.TrimSpace(strings.TrimPrefix(string(b), "[Service]\nEnvironment="))), "KUBELET_EXTRA_ARGS=")

@@ -18,6 +18,7 @@ import (
 	"github.com/eksboot/eksboot/ec2api"
 	"github.com/eksboot/eksboot/eksapi"
 	"github.com/eksboot/eksboot/imds/imdstest"
+	"github.com/eksboot/eksboot/internal/imagefixture"
 	"github.com/eksboot/eksboot/kubeletconf"
 	"github.com/eksboot/eksboot/render"
 	"github.com/eksboot/eksboot/render/sim"
@@ -39,6 +40,9 @@ type expect struct {
 	// Refused is set when the node's kubelet would refuse what the sample gives it:
 	// the error eksboot stops with, before it writes anything.
 	Refused string `json:"refused"`
+	// KubeletConfig are keys kubelet-config.json must hold, with their values
+	// (those a script set before bootstrap.sh, which bootstrap.sh kept).
+	KubeletConfig map[string]any `json:"kubelet_config"`
 }
 
 type sample struct {
@@ -96,15 +100,21 @@ func offline(t *testing.T) {
 
 // runNode boots a simulated m5.large (us-west-2) with the sample as its user data:
 // `eksboot init` for NodeConfig samples, the bootstrap.sh shim with the script's
-// command line for the others. It returns the files written.
-func runNode(t *testing.T, s sample, args []string) map[string][]byte {
+// command line for the others, on a root that holds the AL2 image's files as the
+// scripts left them before the call (pre). It returns the files written.
+func runNode(t *testing.T, s sample, c scriptCall) map[string][]byte {
 	t.Helper()
+	args := c.args
 	inst := imdstest.DefaultInstance()
 	inst.UserData = string(s.raw)
 	srv, err := imdstest.NewServer(inst)
 	must(t, err)
 	t.Cleanup(func() { _ = srv.Close() })
 	dir := t.TempDir()
+	for p, b := range c.pre {
+		must(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755))
+		must(t, os.WriteFile(filepath.Join(dir, p), b, 0o644))
+	}
 	common := []string{"--root", dir, "--no-restart", "--kubelet-version", "1.32.9", "--imds-endpoint", srv.URL()}
 	var argv []string
 	if s.want.Entry == "nodeconfig" {
@@ -116,10 +126,16 @@ func runNode(t *testing.T, s sample, args []string) map[string][]byte {
 	code := Main(argv, io.Discard, &stderr)
 	tree, err := readTree(dir)
 	must(t, err)
+	written := 0
+	for p, b := range tree {
+		if pre, ok := c.pre[p]; !ok || !bytes.Equal(pre, b) {
+			written++
+		}
+	}
 	switch {
 	case s.want.Refused != "":
-		if code == 0 || !strings.Contains(stderr.String(), s.want.Refused) || len(tree) > 0 {
-			t.Fatalf("%s: exit %d, %d files written, want it refused with %q, nothing written\n%s", argv[0], code, len(tree), s.want.Refused, stderr.String())
+		if code == 0 || !strings.Contains(stderr.String(), s.want.Refused) || written > 0 {
+			t.Fatalf("%s: exit %d, %d files written, want it refused with %q, nothing written\n%s", argv[0], code, written, s.want.Refused, stderr.String())
 		}
 	case code != 0:
 		t.Fatalf("%s: exit %d\n%s", argv[0], code, stderr.String())
@@ -127,26 +143,40 @@ func runNode(t *testing.T, s sample, args []string) map[string][]byte {
 	return tree
 }
 
-// scriptArgs is the command line the shim hands to eksboot for a sample's
-// bootstrap.sh call, as render's evaluation of its scripts finds it on the simulated
-// m5.large (sample 04's eksctl scripts read IMDS and build it at boot; sample 02's
-// sed hook edits the shim).
-func scriptArgs(t *testing.T, s sample) []string {
+// scriptCall is a sample's bootstrap.sh call: the command line the shim hands to
+// eksboot, and the AL2 image's files (imagefixture.AL2: kubelet-config.json) as
+// the scripts left them before it (sample 07 edits kubelet-config.json with jq
+// first).
+type scriptCall struct {
+	args []string
+	pre  map[string][]byte
+}
+
+// scriptArgs is a sample's bootstrap.sh call, as render's evaluation of its scripts
+// finds it on the simulated m5.large (sample 04's eksctl scripts read IMDS and build
+// it at boot; sample 02's sed hook edits the shim).
+func scriptArgs(t *testing.T, s sample) scriptCall {
 	t.Helper()
 	parts, err := userdata.Parse(s.raw)
 	must(t, err)
-	ev, err := sim.Evaluate(context.Background(), parts, sim.Options{
-		Image:    map[string]sim.File{sim.BootstrapPath: {Data: assets.BootstrapShim(), Mode: 0o755}},
-		Metadata: render.SimulatedMetadata("m5.large", "us-west-2"),
-	})
+	image := map[string]sim.File{sim.BootstrapPath: {Data: assets.BootstrapShim(), Mode: 0o755}}
+	for p, content := range (imagefixture.AL2{}).Files() {
+		image[p] = sim.File{Data: []byte(content), Mode: 0o644}
+	}
+	ev, err := sim.Evaluate(context.Background(), parts, sim.Options{Image: image, Metadata: render.SimulatedMetadata("m5.large", "us-west-2")})
 	must(t, err)
 	if len(ev.Calls) != 1 {
 		t.Fatalf("%d bootstrap.sh calls, want 1", len(ev.Calls))
 	}
-	if c := ev.Calls[0]; len(c.Unknown) > 0 {
+	c := ev.Calls[0]
+	if len(c.Unknown) > 0 {
 		t.Fatalf("%s: unknown before boot: %q", c.Where, c.Unknown)
 	}
-	return ev.Calls[0].Eksboot
+	pre := map[string][]byte{}
+	for p := range (imagefixture.AL2{}).Files() {
+		pre[p] = c.Node.Files[p].Data
+	}
+	return scriptCall{args: c.Eksboot, pre: pre}
 }
 
 // TestSamples boots a node with every sample and checks what its expect.json says.
@@ -154,11 +184,11 @@ func TestSamples(t *testing.T) {
 	offline(t)
 	for _, s := range loadSamples(t) {
 		t.Run(s.name, func(t *testing.T) {
-			var args []string
+			var call scriptCall
 			if s.want.Entry == "bootstrap.sh" {
-				args = scriptArgs(t, s)
+				call = scriptArgs(t, s)
 			}
-			node := runNode(t, s, args)
+			node := runNode(t, s, call)
 			if s.want.Refused == "" {
 				checkNode(t, node, s.want)
 			}
@@ -171,11 +201,11 @@ func TestRenderAgrees(t *testing.T) {
 	offline(t)
 	for _, s := range loadSamples(t) {
 		t.Run(s.name, func(t *testing.T) {
-			var args []string
+			var call scriptCall
 			if s.want.Entry == "bootstrap.sh" {
-				args = scriptArgs(t, s)
+				call = scriptArgs(t, s)
 			}
-			node := runNode(t, s, args)
+			node := runNode(t, s, call)
 			r, err := render.Render(context.Background(), s.raw, render.Options{
 				InstanceType: "m5.large", Region: "us-west-2",
 				KubeletVersion: kubeletconf.Version{Major: 1, Minor: 32, Patch: 9}, Profile: "al2", Log: zapNop(),

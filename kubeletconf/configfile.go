@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 
+	"github.com/eksboot/eksboot/assets"
 	"github.com/eksboot/eksboot/inputcheck"
 	"github.com/eksboot/eksboot/internal/quote"
 	"github.com/eksboot/eksboot/internal/yamljson"
@@ -175,4 +177,12 @@ func SortDropIns(d []DropIn) {
 	slices.SortStableFunc(d, func(a, b DropIn) int {
 		return slices.Compare(strings.Split(a.Path, "/"), strings.Split(b.Path, "/"))
 	})
+}
+
+// IsTemplate reports whether o, a checked configuration file, is the AMI's
+// kubelet-config.json template (assets.KubeletConfig) field for field: a node whose
+// file is still the template has no settings of its own in it.
+func IsTemplate(o CheckedOverlay) bool {
+	t, err := CheckConfigFile(assets.KubeletConfig)
+	return err == nil && reflect.DeepEqual(o.m, t.m)
 }

@@ -91,6 +91,9 @@ func TestBuildOnTheNodesFile(t *testing.T) {
 	if string(a) != string(b2) {
 		t.Errorf("the template read from the node and the embedded one differ:\n%s\n%s", a, b2)
 	}
+	if !IsTemplate(tmpl) || IsTemplate(base) {
+		t.Errorf("IsTemplate: the template %v, an edited file %v", IsTemplate(tmpl), IsTemplate(base))
+	}
 }
 
 // TestEffective: the drop-ins merge over the file in the order given, as JSON merge

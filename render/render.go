@@ -37,6 +37,7 @@ import (
 	"github.com/eksboot/eksboot/internal/imagefixture"
 	"github.com/eksboot/eksboot/kubeletconf"
 	"github.com/eksboot/eksboot/maxpods"
+	"github.com/eksboot/eksboot/nodeconfig"
 	"github.com/eksboot/eksboot/nodesys"
 	"github.com/eksboot/eksboot/render/sim"
 	"github.com/eksboot/eksboot/systemd"
@@ -64,6 +65,11 @@ type Options struct {
 	// EKS, when set, makes render look the cluster up (--discover, CallerEKS);
 	// otherwise the values discovery would supply are placeholders, reported as such.
 	EKS func(ctx context.Context, region string) (eksapi.API, error)
+	// ImageFiles are files of the user's own image, by node path, added to (or
+	// replacing) the simulated image's (--image-file PATH=LOCAL): a drop-in its
+	// build puts in /etc/kubernetes/kubelet/config.json.d or /etc/eks/nodeadm.d, its
+	// own kubelet-config.json.
+	ImageFiles map[string][]byte
 }
 
 // Result is what Render found.
@@ -86,6 +92,12 @@ type Result struct {
 	// HostsAtBoot is a local cluster's API server host, whose addresses the node
 	// adds to /etc/hosts at boot ("": not a local cluster, or no name to resolve).
 	HostsAtBoot string
+	// KubeletEffective is the configuration the kubelet runs with when drop-ins
+	// apply over kubelet-config.json (nil: the file is all of it), and
+	// KubeletConfigFrom the kubelet configurations the user gave (the image's or a
+	// script's kubelet-config.json, spec.kubelet.config, the image's drop-ins).
+	KubeletEffective  []byte
+	KubeletConfigFrom []string
 }
 
 // Render evaluates raw's scripts on a simulated instance and runs the bootstrap
@@ -100,19 +112,20 @@ func Render(ctx context.Context, raw []byte, o Options) (*Result, error) {
 	s.IMDSEndpoint = "http://127.0.0.1:9" // never dialled: Env.IMDS is simulated
 	s.KubeletVersion = o.KubeletVersion
 	r := &Result{}
-	req, nodeConfig, err := bootstrap.RequestFromNodeConfigs(parts, nil, s)
-	if err != nil {
-		return nil, err
+	// The simulated node: its image's files exist only in memory (the profile's, the
+	// bootstrap.sh shim, the user's --image-file), and nothing is written: the plan
+	// is printed. The user data's scripts run on them; bootstrap.sh's call sees them
+	// as the scripts left them, and so does a NodeConfig's run (its drop-in folders).
+	imageFiles, imageDirs := simulatedImage(o, s)
+	simImage := make(map[string]sim.File, len(imageFiles))
+	for p, f := range imageFiles {
+		simImage[p] = sim.File{Data: f.Data, Mode: f.Mode}
 	}
-	// The simulated node: its image's files exist only in memory, and nothing is
-	// written: the plan is printed.
-	files := imagefixture.Empty()
-	if o.Profile == bootstrap.ProfileAL2023 {
-		files = imagefixture.AL2023{KubeletVersion: "v" + s.KubeletVersion.String()}.FS()
-	}
+	nodeConfig := len(nodeconfig.Sources(parts)) > 0
 	disc := &discovery{eks: o.EKS}
-	env := offlineEnv(files, o.Log, o.InstanceType, o.Region, disc)
-	plan := func(ctx context.Context, req bootstrap.Request) (*bootstrap.Node, error) {
+	env := offlineEnv(imagefixture.FromMap(imageFiles, imageDirs), o.Log, o.InstanceType, o.Region, disc)
+	plan := func(ctx context.Context, req bootstrap.Request, files bootstrap.NodeFiles) (*bootstrap.Node, error) {
+		env.Files = files
 		f, n, err := bootstrap.ComputeNode(ctx, req.Config, env)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", req.From, err)
@@ -126,8 +139,9 @@ func Render(ctx context.Context, raw []byte, o Options) (*Result, error) {
 	var last *bootstrap.Node
 	var lastReq bootstrap.Request
 	opts := sim.Options{
-		Image:    map[string]sim.File{sim.BootstrapPath: {Data: assets.BootstrapShim(), Mode: 0o755}},
-		Metadata: SimulatedMetadata(o.InstanceType, o.Region),
+		Image:     simImage,
+		ImageDirs: imageDirs,
+		Metadata:  SimulatedMetadata(o.InstanceType, o.Region),
 	}
 	if !nodeConfig {
 		opts.Bootstrap = func(ctx context.Context, c sim.Call) (map[string]sim.File, error) {
@@ -135,7 +149,7 @@ func Render(ctx context.Context, raw []byte, o Options) (*Result, error) {
 			if err != nil {
 				return nil, err
 			}
-			n, err := plan(ctx, req)
+			n, err := plan(ctx, req, nodeFiles(c.Node))
 			if err != nil {
 				return nil, err
 			}
@@ -156,8 +170,25 @@ func Render(ctx context.Context, raw []byte, o Options) (*Result, error) {
 	default:
 		r.Eval = ev
 	}
+	// The node after its user data: its NodeConfig drop-in folders as the scripts
+	// left them, read by init's run phase.
+	after := imagefixture.FromMap(imageFiles, imageDirs)
+	if ev != nil {
+		after = nodeFiles(ev.Node)
+	}
+	dropIns, err := bootstrap.ReadNodeConfigDropIns(after)
+	if err != nil {
+		return nil, fmt.Errorf("user data: %w", err)
+	}
+	if !nodeConfig && len(dropIns) > 0 && (ev == nil || len(ev.Calls) == 0) {
+		nodeConfig = true // no bootstrap.sh call: the drop-ins configure the node
+	}
 	if nodeConfig {
-		n, err := plan(ctx, req)
+		req, _, err := bootstrap.RequestFromNodeConfigs(parts, dropIns, s)
+		if err != nil {
+			return nil, err
+		}
+		n, err := plan(ctx, req, after)
 		if err != nil {
 			return nil, err
 		}
@@ -165,35 +196,67 @@ func Render(ctx context.Context, raw []byte, o Options) (*Result, error) {
 		if ev != nil && len(ev.Calls) > 0 {
 			r.Warnings = append(r.Warnings, fmt.Sprintf("%s also calls bootstrap.sh, after the NodeConfig configured the node: it bootstraps the node again (render shows the NodeConfig's node)", ev.Calls[0].Where))
 		}
-	} else {
-		if len(ev.Calls) == 0 {
-			var types []string
-			for _, p := range parts {
-				types = append(types, p.Name())
-			}
-			msg := fmt.Sprintf("%v (%s", errNothing, strings.Join(types, ", "))
-			if len(ev.NotSimulated) > 0 {
-				msg += "; not simulated: " + strings.Join(ev.NotSimulated, ", ")
-			}
-			return nil, errors.New(msg + ")")
-		}
-		c := ev.Calls[len(ev.Calls)-1]
-		if len(c.Unknown) > 0 {
-			return nil, fmt.Errorf("user data: %w", &sim.UnresolvedError{Where: c.Where, Reason: strings.Join(c.Unknown, "; ")})
-		}
-		if len(ev.Calls) > 1 {
-			var where []string
-			for _, c := range ev.Calls {
-				where = append(where, c.Where)
-			}
-			r.Warnings = append(r.Warnings, fmt.Sprintf("bootstrap.sh is called %d times (%s): each run rewrites the node; render shows the last", len(ev.Calls), strings.Join(where, "; ")))
-		}
+	} else if err := checkCalls(parts, ev, r); err != nil {
+		return nil, err
 	}
 	if args := lastReq.Config.LocalDisksArgs; args != nil {
 		o.Log.Warn("on the node, the instance-store disks are set up first: " + nodesys.LocalDisksHelper + " " + strings.Join(args, " ") + " (render does not run it)")
 	}
+	r.fill(last, ev)
+	r.From = lastReq.From
+	r.Discovery = disc.report()
+	return r, nil
+}
+
+// simulatedImage is the image render's node starts from: the profile's files, the
+// bootstrap.sh shim and the user's --image-file files over them.
+func simulatedImage(o Options, s bootstrap.Settings) (map[string]imagefixture.File, []string) {
+	image := imagefixture.AL2{}.FS()
+	if o.Profile == bootstrap.ProfileAL2023 {
+		image = imagefixture.AL2023{KubeletVersion: "v" + s.KubeletVersion.String()}.FS()
+	}
+	files, dirs := image.Map()
+	files[sim.BootstrapPath] = imagefixture.File{Data: assets.BootstrapShim(), Mode: 0o755}
+	for p, b := range o.ImageFiles {
+		files[p] = imagefixture.File{Data: b, Mode: 0o644}
+	}
+	return files, dirs
+}
+
+// checkCalls refuses user data whose scripts configure no node (no bootstrap.sh
+// call) or whose last call has arguments known only at boot, and warns when
+// bootstrap.sh runs more than once.
+func checkCalls(parts []userdata.Part, ev *sim.Evaluation, r *Result) error {
+	if len(ev.Calls) == 0 {
+		var types []string
+		for _, p := range parts {
+			types = append(types, p.Name())
+		}
+		msg := fmt.Sprintf("%v (%s", errNothing, strings.Join(types, ", "))
+		if len(ev.NotSimulated) > 0 {
+			msg += "; not simulated: " + strings.Join(ev.NotSimulated, ", ")
+		}
+		return errors.New(msg + ")")
+	}
+	c := ev.Calls[len(ev.Calls)-1]
+	if len(c.Unknown) > 0 {
+		return fmt.Errorf("user data: %w", &sim.UnresolvedError{Where: c.Where, Reason: strings.Join(c.Unknown, "; ")})
+	}
+	if len(ev.Calls) > 1 {
+		var where []string
+		for _, c := range ev.Calls {
+			where = append(where, c.Where)
+		}
+		r.Warnings = append(r.Warnings, fmt.Sprintf("bootstrap.sh is called %d times (%s): each run rewrites the node; render shows the last", len(ev.Calls), strings.Join(where, "; ")))
+	}
+	return nil
+}
+
+// fill sets r's files, the files the scripts changed after the bootstrap (ev's,
+// when scripts ran) and the kubelet's flags and configuration from node n.
+func (r *Result) fill(n *bootstrap.Node, ev *sim.Evaluation) {
 	r.Tree = map[string][]byte{}
-	for _, f := range last.Files {
+	for _, f := range n.Files {
 		r.Tree[f.Path] = f.Data
 	}
 	if ev != nil {
@@ -204,10 +267,17 @@ func Render(ctx context.Context, raw []byte, o Options) (*Result, error) {
 			}
 		}
 	}
-	r.Flags = strings.TrimSpace(last.KubeletArgs + " " + last.KubeletExtraArgs)
-	r.From = lastReq.From
-	r.Discovery = disc.report()
-	return r, nil
+	r.Flags = strings.TrimSpace(n.KubeletArgs + " " + n.KubeletExtraArgs)
+	r.KubeletEffective, r.KubeletConfigFrom = n.KubeletEffective, n.KubeletConfigFrom
+}
+
+// nodeFiles are the simulated node's files n, as the bootstrap reads a node's.
+func nodeFiles(n sim.Node) imagefixture.Files {
+	files := make(map[string]imagefixture.File, len(n.Files))
+	for p, f := range n.Files {
+		files[p] = imagefixture.File{Data: f.Data, Mode: f.Mode}
+	}
+	return imagefixture.FromMap(files, n.Dirs)
 }
 
 // requestFromCall interprets a bootstrap.sh call as the shim hands it to eksboot.

@@ -74,3 +74,50 @@ func TestRenderABootstrapHelpCall(t *testing.T) {
 		t.Errorf("error %v", err)
 	}
 }
+
+// TestRenderSeesTheImage: render's simulated images hold the files the real images
+// ship, so a script's edit of the AL2 image's kubelet-config.json before bootstrap.sh
+// shows (bootstrap.sh edited the file in place); --image-file adds the user's own
+// image's files: an AL2023 image's config.json.d drop-in applies over
+// kubelet-config.json, and a nodeadm.d drop-in, the image's or one a script writes,
+// is merged after the user data's NodeConfig.
+func TestRenderSeesTheImage(t *testing.T) {
+	ca := goldenCA(t)
+	t.Run("a jq edit before bootstrap.sh", func(t *testing.T) {
+		r, err := renderScript(t, "#!/bin/bash\nF=/etc/kubernetes/kubelet/kubelet-config.json\n"+
+			`echo "$(jq '.kubeAPIQPS=50 | .registryPullQPS=20' $F)" > $F`+"\n"+
+			"/etc/eks/bootstrap.sh c --b64-cluster-ca "+ca+" --apiserver-endpoint https://x.example.com\n")
+		must(t, err)
+		kc := string(r.Tree[kubeletconf.ConfigPath])
+		for _, want := range []string{`"kubeAPIQPS": 50`, `"registryPullQPS": 20`, `"maxPods": 29`} {
+			if !strings.Contains(kc, want) {
+				t.Errorf("kubelet-config.json lacks %s:\n%s", want, kc)
+			}
+		}
+		if len(r.KubeletConfigFrom) != 1 || !strings.Contains(r.KubeletConfigFrom[0], kubeletconf.ConfigPath) {
+			t.Errorf("kubelet configuration from %q", r.KubeletConfigFrom)
+		}
+	})
+
+	nc := "apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec:\n  cluster:\n    name: c\n    apiServerEndpoint: https://x.example.com\n" +
+		"    certificateAuthority: " + ca + "\n    cidr: 10.100.0.0/16\n  kubelet:\n    config: {maxPods: 110}\n"
+	mime := "MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"//\"\n\n--//\nContent-Type: application/node.eks.aws\n\n" + nc +
+		"--//\nContent-Type: text/x-shellscript\n\n#!/bin/bash\nmkdir -p /etc/eks/nodeadm.d\nprintf 'apiVersion: node.eks.aws/v1alpha1\\nkind: NodeConfig\\nspec: {kubelet: {flags: [--node-labels=from=script]}}\\n' > /etc/eks/nodeadm.d/50-script.yaml\n--//--\n"
+	r, err := Render(context.Background(), []byte(mime), Options{
+		InstanceType: "m5.large", Region: "us-west-2", KubeletVersion: kubeletconf.Version{Major: 1, Minor: 35, Patch: 2}, Profile: "al2023", Log: zap.NewNop(),
+		ImageFiles: map[string][]byte{
+			kubeletconf.ConfigDropInDir + "/90-image.conf": []byte("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nmaxPods: 58\n"),
+			"/etc/eks/nodeadm.d/10-image.json":             []byte(`{"apiVersion":"node.eks.aws/v1alpha1","kind":"NodeConfig","spec":{"kubelet":{"config":{"registryPullQPS":9}}}}`),
+		},
+	})
+	must(t, err)
+	if !strings.Contains(string(r.KubeletEffective), `"maxPods": 58`) || !strings.Contains(string(r.KubeletEffective), `"registryPullQPS": 9`) {
+		t.Errorf("the kubelet's configuration: want the image's drop-in's maxPods 58 over the NodeConfig's 110, and nodeadm.d's registryPullQPS:\n%s", r.KubeletEffective)
+	}
+	if !strings.Contains(r.Flags, "--node-labels=from=script") || !strings.Contains(r.Flags, "--config-dir="+kubeletconf.ConfigDropInDir) {
+		t.Errorf("flags %q: want the script's nodeadm.d drop-in's label and --config-dir", r.Flags)
+	}
+	if !strings.Contains(r.From, "/etc/eks/nodeadm.d/10-image.json") || !strings.Contains(r.From, "/etc/eks/nodeadm.d/50-script.yaml") {
+		t.Errorf("from %q", r.From)
+	}
+}

@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path"
 	"path/filepath"
 	"regexp"
 	"runtime/debug"
@@ -31,6 +32,7 @@ import (
 
 	"github.com/eksboot/eksboot/bootstrap"
 	"github.com/eksboot/eksboot/cli"
+	"github.com/eksboot/eksboot/inputcheck"
 	"github.com/eksboot/eksboot/kubeletconf"
 	"github.com/eksboot/eksboot/maxpods"
 	"github.com/eksboot/eksboot/render"
@@ -93,7 +95,12 @@ func Run(prog string, args []string, stdout, stderr io.Writer) int {
 	}
 	log, _ := cli.NewLogger("console", stderr)
 	log = log.WithOptions(zap.IncreaseLevel(zap.WarnLevel))
-	opts := render.Options{InstanceType: instanceType, Region: region, KubeletVersion: version, Profile: profile, Log: log}
+	imageFiles, err := readImageFiles(o.ImageFiles)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: --image-file %v\n", prog, err)
+		return cli.ExitUsage
+	}
+	opts := render.Options{InstanceType: instanceType, Region: region, KubeletVersion: version, Profile: profile, Log: log, ImageFiles: imageFiles}
 	if discover {
 		opts.EKS = render.CallerEKS
 	}
@@ -107,6 +114,35 @@ func Run(prog string, args []string, stdout, stderr io.Writer) int {
 	}
 	printRender(stdout, r, instanceType, region)
 	return cli.ExitOK
+}
+
+// maxImageFiles bounds --image-file: an image's own files that eksboot reads are a
+// few.
+const maxImageFiles = 64
+
+// readImageFiles reads --image-file's PATH=LOCAL values: PATH an absolute, clean
+// node path of one line, LOCAL a regular file of at most rootfs.DefaultReadLimit
+// bytes (what eksboot reads of a node file).
+func readImageFiles(specs []string) (map[string][]byte, error) {
+	if len(specs) > maxImageFiles {
+		return nil, fmt.Errorf("given %d times: at most %d files", len(specs), maxImageFiles)
+	}
+	out := map[string][]byte{}
+	for _, spec := range specs {
+		p, local, ok := strings.Cut(spec, "=")
+		if !ok || local == "" {
+			return nil, fmt.Errorf("%q: want PATH=LOCAL (the node path, then the local file)", spec)
+		}
+		if err := inputcheck.CheckText(p, false); err != nil || !path.IsAbs(p) || path.Clean(p) != p || p == "/" {
+			return nil, fmt.Errorf("%q: PATH must be an absolute, clean node path of a file, such as /etc/kubernetes/kubelet/config.json.d/10-my.conf", p)
+		}
+		b, err := rootfs.ReadRegularFile(local, rootfs.DefaultReadLimit)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		out[p] = b
+	}
+	return out, nil
 }
 
 // memoryLimit is render's soft memory limit (runtime/debug.SetMemoryLimit): the
@@ -167,6 +203,12 @@ func printRender(w io.Writer, r *render.Result, instanceType, region string) {
 	}
 	if r.HostsAtBoot != "" {
 		fmt.Fprintf(w, "\n==> /etc/hosts: the node's own, with the addresses of %s (the local cluster's API server) added at boot\n", r.HostsAtBoot)
+	}
+	if len(r.KubeletConfigFrom) > 0 {
+		fmt.Fprintf(w, "\n==> kubelet configuration the user gave\n%s\n", strings.Join(r.KubeletConfigFrom, "\n"))
+	}
+	if r.KubeletEffective != nil {
+		fmt.Fprintf(w, "\n==> the configuration the kubelet runs with: kubelet-config.json with the drop-ins of %s over it, in name order (flags aside)\n%s", kubeletconf.ConfigDropInDir, r.KubeletEffective)
 	}
 	fmt.Fprintf(w, "\n==> kubelet flags\n%s\n", r.Flags)
 	if len(r.Discovery) > 0 {

@@ -43,6 +43,27 @@ func TestRenderCommand(t *testing.T) {
 		{"al2023 image", []string{"--user-data", sample, "--instance-type", "m5.large", "--image-profile", "al2023", "--kubelet-version", "1.35.1"}, 0, "sandbox = 'localhost/kubernetes/pause:latest'"},
 		{"al2023 kubelet 1.35 flags", []string{"--user-data", sample, "--instance-type", "m5.large", "--image-profile", "al2023", "--kubelet-version", "1.35.1"}, 0, "--cloud-provider=external --runtime-cgroups=/runtime.slice/containerd.service"},
 		{"bad profile", []string{"--user-data", sample, "--instance-type", "m5.large", "--image-profile", "al3"}, 2, `--image-profile "al3": want al2 or al2023`},
+		{
+			"the image's own drop-in",
+			[]string{
+				"--user-data", sample, "--instance-type", "m5.large", "--image-profile", "al2023", "--kubelet-version", "1.35.1",
+				"--image-file", "/etc/kubernetes/kubelet/config.json.d/90-mine.conf=" + write("90.conf", "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nregistryPullQPS: 3\n"),
+			},
+			0,
+			"==> the configuration the kubelet runs with: kubelet-config.json with the drop-ins of /etc/kubernetes/kubelet/config.json.d over it",
+		},
+		{
+			"a bad drop-in of the image",
+			[]string{
+				"--user-data", sample, "--instance-type", "m5.large", "--image-profile", "al2023", "--kubelet-version", "1.35.1",
+				"--image-file", "/etc/kubernetes/kubelet/config.json.d/90-mine.conf=" + write("bad.conf", "maxPods: 3\n"),
+			},
+			1,
+			"/etc/kubernetes/kubelet/config.json.d/90-mine.conf (a drop-in the kubelet reads): apiVersion: missing",
+		},
+		{"--image-file without LOCAL", []string{"--user-data", sample, "--instance-type", "m5.large", "--image-file", "/etc/x"}, 2, `--image-file "/etc/x": want PATH=LOCAL`},
+		{"--image-file of a relative path", []string{"--user-data", sample, "--instance-type", "m5.large", "--image-file", "etc/x=" + sample}, 2, `--image-file "etc/x": PATH must be an absolute, clean node path`},
+		{"--image-file of a missing file", []string{"--user-data", sample, "--instance-type", "m5.large", "--image-file", "/etc/x=" + filepath.Join(dir, "nope")}, 2, "--image-file /etc/x: read "},
 		{"bad kubelet version", []string{"--user-data", sample, "--instance-type", "m5.large", "--kubelet-version", "latest"}, 2, `--kubelet-version "latest"`},
 		{"no type", []string{"--user-data", sample}, 2, "give --user-data FILE and --instance-type TYPE"},
 		{"bad type", []string{"--user-data", sample, "--instance-type", "m5.large;rm"}, 2, "--instance-type"},

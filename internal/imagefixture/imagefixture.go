@@ -1,12 +1,14 @@
 // Package imagefixture lays out, under a folder, what an EKS node image holds that
 // eksboot reads at boot, for tests and the demo: the Amazon Linux 2023 EKS image
-// (AL2023) with a given kubelet and containerd. It writes only this project's own
+// (AL2023) with a given kubelet and containerd, and the Amazon Linux 2 EKS image's
+// files bootstrap.sh edited in place (AL2). It writes only this project's own
 // stand-ins: empty executables where the image has binaries, version files in the
 // image's format. `eksboot render` reads the same image in memory (Files), so this
 // package ships in eksboot's binary: it imports no testing package.
 package imagefixture
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -16,6 +18,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/eksboot/eksboot/assets"
 )
 
 // AL2023 describes an Amazon Linux 2023 EKS image.
@@ -74,6 +78,13 @@ func (a AL2023) Files() (files map[string]string, executables []string) {
 	return files, executables
 }
 
+// Dirs are the image's folders that hold no file: containerd's configuration
+// folder, and nodeadm's NodeConfig drop-in folder, /etc/eks/nodeadm.d, which the
+// image ships empty.
+func (AL2023) Dirs() []string {
+	return []string{"/etc/containerd", "/etc/eks/nodeadm.d", "/etc/kubernetes/manifests", "/var/lib/kubelet", "/opt/cni/bin"}
+}
+
 // Write lays the image out under root.
 func (a AL2023) Write(root string) error {
 	files, executables := a.Files()
@@ -87,12 +98,33 @@ func (a AL2023) Write(root string) error {
 			return err
 		}
 	}
-	for _, d := range []string{"/etc/containerd", "/etc/kubernetes/manifests", "/var/lib/kubelet", "/opt/cni/bin"} {
+	for _, d := range a.Dirs() {
 		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// AL2 is the Amazon Linux 2 EKS image, as far as eksboot reads it: the files
+// bootstrap.sh edited in place rather than replaced. A user data script that edits
+// one before bootstrap.sh (jq on kubelet-config.json) edits these.
+type AL2 struct{}
+
+// Files returns the image's files as node path -> content: the AMI's
+// kubelet-config.json template (assets.KubeletConfig,
+// templates/al2/runtime/kubelet-config.json), which bootstrap.sh's jq edits.
+func (AL2) Files() map[string]string {
+	return map[string]string{"/etc/kubernetes/kubelet/kubelet-config.json": string(assets.KubeletConfig)}
+}
+
+// FS returns the image's files in memory.
+func (a AL2) FS() Files {
+	m := map[string]memFile{}
+	for p, content := range a.Files() {
+		m[strings.TrimPrefix(p, "/")] = memFile{data: []byte(content), mode: 0o644}
+	}
+	return newFiles(m, nil)
 }
 
 func write(root, p, content string, mode os.FileMode) error {
@@ -119,9 +151,6 @@ type memFile struct {
 	mode fs.FileMode
 }
 
-// Empty is an image with no files: a bare root.
-func Empty() Files { return newFiles(nil) }
-
 // FS returns the image's files in memory.
 func (a AL2023) FS() Files {
 	files, executables := a.Files()
@@ -132,14 +161,59 @@ func (a AL2023) FS() Files {
 	for _, p := range executables {
 		m[strings.TrimPrefix(p, "/")] = memFile{mode: 0o755}
 	}
-	return newFiles(m)
+	return newFiles(m, a.Dirs())
 }
 
-// newFiles indexes files' directories.
-func newFiles(files map[string]memFile) Files {
+// File is a file in memory: its content and mode.
+type File struct {
+	Data []byte
+	Mode fs.FileMode
+}
+
+// FromMap returns files in memory: files by node path, and folders (by node path)
+// that may hold none.
+func FromMap(files map[string]File, dirs []string) Files {
+	m := make(map[string]memFile, len(files))
+	for p, f := range files {
+		m[name(p)] = memFile{data: f.Data, mode: f.Mode.Perm()}
+	}
+	return newFiles(m, dirs)
+}
+
+// Map returns the files by node path ("/etc/os-release"), and the folders that hold
+// no file.
+func (f Files) Map() (map[string]File, []string) {
+	out := make(map[string]File, len(f.files))
+	for n, m := range f.files {
+		out["/"+n] = File{Data: bytes.Clone(m.data), Mode: m.mode}
+	}
+	var empty []string
+	for d, entries := range f.dirs {
+		if len(entries) == 0 && d != "." {
+			empty = append(empty, "/"+d)
+		}
+	}
+	sort.Strings(empty)
+	return out, empty
+}
+
+// newFiles indexes files' directories and the folders dirs (node paths).
+func newFiles(files map[string]memFile, dirs []string) Files {
 	f := Files{files: files, dirs: map[string][]string{".": nil}}
 	seen := map[string]bool{}
+	names := make([]string, 0, len(files)+len(dirs))
 	for n := range files {
+		names = append(names, n)
+	}
+	for _, d := range dirs {
+		if n := name(d); n != "." {
+			if _, ok := f.dirs[n]; !ok {
+				f.dirs[n] = nil
+			}
+			names = append(names, n)
+		}
+	}
+	for _, n := range names {
 		for child := n; child != "."; child = path.Dir(child) {
 			if seen[child] {
 				break

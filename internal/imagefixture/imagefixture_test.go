@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/eksboot/eksboot/assets"
 )
 
 // mapFS is the image as testing/fstest's MapFS, which Files answers like.
@@ -19,6 +21,11 @@ func mapFS(a AL2023) fstest.MapFS {
 	}
 	for _, p := range executables {
 		m[strings.TrimPrefix(p, "/")] = &fstest.MapFile{Mode: 0o755}
+	}
+	for _, d := range a.Dirs() {
+		if _, ok := m[strings.TrimPrefix(d, "/")]; !ok {
+			m[strings.TrimPrefix(d, "/")] = &fstest.MapFile{Mode: fs.ModeDir | 0o555}
+		}
 	}
 	return m
 }
@@ -39,7 +46,12 @@ func TestFilesAnswerAsMapFS(t *testing.T) {
 		name string
 		got  Files
 		want fstest.MapFS
-	}{{"al2023", a.FS(), mapFS(a)}, {"empty", Empty(), fstest.MapFS{}}} {
+	}{
+		{"al2023", a.FS(), mapFS(a)},
+		{"al2023 through Map and FromMap", FromMap(a.FS().Map()), mapFS(a)},
+		{"al2", AL2{}.FS(), fstest.MapFS{"etc/kubernetes/kubelet/kubelet-config.json": &fstest.MapFile{Data: assets.KubeletConfig, Mode: 0o644}}},
+		{"empty", FromMap(nil, nil), fstest.MapFS{}},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
 			paths := []string{"/", "/etc", "/etc/", "/nope", "/etc/nope", "/etc/os-release/x", "//etc/./os-release"}
 			for n := range tc.want {
