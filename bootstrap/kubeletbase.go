@@ -142,11 +142,21 @@ const (
 )
 
 // readKubeletDropIns reads the drop-ins of the kubelet's configuration directory
-// that are not eksboot's (kubeletconf.NodeConfigDropInPath is), as the kubelet walks
-// it: in name order, into subdirectories, only *.conf files (the kubelet skips the
-// others). Each must be a configuration the kubelet takes (it exits on one it
-// cannot load), checked as spec.kubelet.config is.
+// that are not eksboot's (kubeletconf.NodeConfigDropInPath is).
 func readKubeletDropIns(files NodeFiles) ([]kubeletconf.DropIn, error) {
+	all, err := ReadKubeletDropIns(files)
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(all, func(d kubeletconf.DropIn) bool { return d.Path == kubeletconf.NodeConfigDropInPath }), nil
+}
+
+// ReadKubeletDropIns reads the drop-ins of the kubelet's configuration directory
+// (kubeletconf.ConfigDropInDir) as the kubelet walks it: in name order, into
+// subdirectories, only *.conf files (the kubelet skips the others). Each must be a
+// configuration the kubelet takes (it exits on one it cannot load), checked as
+// spec.kubelet.config is. `eksboot doctor` reads them too.
+func ReadKubeletDropIns(files NodeFiles) ([]kubeletconf.DropIn, error) {
 	var out []kubeletconf.DropIn
 	var walk func(dir string, depth int) error
 	walk = func(dir string, depth int) error {
@@ -172,7 +182,7 @@ func readKubeletDropIns(files NodeFiles) ([]kubeletconf.DropIn, error) {
 				}
 				continue
 			}
-			if path.Ext(n) != kubeletconf.ConfigDropInExt || p == kubeletconf.NodeConfigDropInPath {
+			if path.Ext(n) != kubeletconf.ConfigDropInExt {
 				continue
 			}
 			if len(out) == maxKubeletDropIns {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/eksboot/eksboot/imds/imdstest"
+	"github.com/eksboot/eksboot/kubeletconf"
 )
 
 // exportStart is when the recorded journal exports of testdata begin.
@@ -399,4 +400,47 @@ func TestKubeletRefusalNamesTheInput(t *testing.T) {
 			t.Errorf("%s: fix %q, want it to say %q", tc.line, res.Fix, tc.want)
 		}
 	}
+}
+
+// TestKubeletConfigDropIns: when the kubelet runs with --config-dir, doctor shows
+// the configuration it runs with (kubelet-config.json with the drop-ins over it, in
+// the kubelet's order) and checks that one: a drop-in's maxPods is the kubelet's; a
+// drop-in the kubelet would refuse fails, naming it.
+func TestKubeletConfigDropIns(t *testing.T) {
+	n := newNode(t)
+	n.write(kubeletDropIns+"/10-kubelet-args.conf", "[Service]\nEnvironment='KUBELET_ARGS=--node-ip=192.168.45.67 --v=2 --config-dir="+kubeletconf.ConfigDropInDir+"'\n", 0o644)
+	n.write(kubeletconf.ConfigDropInDir+"/40-nodeadm.conf", `{"apiVersion":"kubelet.config.k8s.io/v1beta1","kind":"KubeletConfiguration","maxPods":58}`, 0o644)
+	n.write(kubeletconf.ConfigDropInDir+"/90-image.conf", "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nmaxPods: 110\nevictionHard:\n  imagefs.available: 30%\n", 0o644)
+	r := n.run()
+	res := want(t, r, "runtime.kubelet-config", OK, "2 drop-ins of "+kubeletconf.ConfigDropInDir, "40-nodeadm.conf, 90-image.conf")
+	for _, s := range []string{`"maxPods": 110`, `"imagefs.available": "30%"`, `"memory.available": "100Mi"`} {
+		if !strings.Contains(res.Detail, s) {
+			t.Errorf("the configuration shown lacks %s:\n%s", s, res.Detail)
+		}
+	}
+	want(t, r, "runtime.max-pods", Warn, "max pods 110")
+	want(t, r, "runtime.disk-imagefs", OK, "eviction below 30%")
+
+	// The kubelet's own refusal of a drop-in's gate names the drop-in.
+	n.write(kubeletconf.ConfigDropInDir+"/90-image.conf", "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nfeatureGates:\n  NoSuchGateAnywhere: true\n", 0o644)
+	n.units.units["kubelet.service"] = UnitState{LoadState: "loaded", ActiveState: "activating", SubState: "auto-restart", Result: "exit-code", ExecMainStatus: 1, NRestarts: 3, ActiveEnter: time.Now().Add(-time.Minute)}
+	n.journal.entries["kubelet.service"] = []JournalEntry{{Time: time.Now(), Identifier: "kubelet", Priority: 3, Message: `E1201 12:10:00.1 2345 run.go:72] "command failed" err="failed to set feature gates from initial flags-based config: unrecognized feature gate: NoSuchGateAnywhere"`}}
+	if res := want(t, n.run(), "runtime.kubelet", Fail, "restarted 3 times"); !strings.Contains(res.Fix, "a drop-in of the kubelet's configuration directory ("+kubeletconf.ConfigDropInDir+"/90-image.conf)") {
+		t.Errorf("fix %q: want it to name the drop-in", res.Fix)
+	}
+	delete(n.journal.entries, "kubelet.service")
+	n.units.units["kubelet.service"] = UnitState{LoadState: "loaded", ActiveState: "active", SubState: "running", Result: "success", ActiveEnter: time.Now().Add(-time.Hour)}
+
+	n.write(kubeletconf.ConfigDropInDir+"/95-bad.conf", "maxPods: 3\n", 0o644)
+	want(t, n.run(), "runtime.kubelet-config", Fail, kubeletconf.ConfigDropInDir+"/95-bad.conf", "apiVersion: missing", "Fix or remove")
+
+	// Without --config-dir the kubelet reads kubelet-config.json alone.
+	n.write(kubeletDropIns+"/10-kubelet-args.conf", "[Service]\nEnvironment='KUBELET_ARGS=--node-ip=192.168.45.67 --v=2'\n", 0o644)
+	r = n.run()
+	for _, res := range r.Results {
+		if res.Check == "runtime.kubelet-config" {
+			t.Errorf("no --config-dir, yet %+v", res)
+		}
+	}
+	want(t, r, "runtime.max-pods", OK, "max pods 29")
 }

@@ -1,6 +1,7 @@
 package doctor
 
 import (
+	"path"
 	"regexp"
 	"strings"
 
@@ -32,7 +33,8 @@ var kubeletRefusals = [...]struct {
 var kubeletInputs = [...]struct{ path, input string }{
 	{kubeletDropIns + "/" + kubeletconf.KubeletExtraArgsDropIn, "the user's kubelet arguments (--kubelet-extra-args or spec.kubelet.flags)"},
 	{kubeletDropIns + "/" + kubeletconf.KubeletArgsDropIn, "eksboot's own kubelet arguments (KUBELET_ARGS)"},
-	{KubeletConfigPath, "kubelet-config.json (eksboot's values and spec.kubelet.config)"},
+	{KubeletConfigPath, "kubelet-config.json (eksboot's values, what the image or the user data before bootstrap.sh set in it, and spec.kubelet.config where the kubelet has no drop-in directory)"},
+	{kubeletconf.NodeConfigDropInPath, "spec.kubelet.config, in the kubelet's drop-in directory"},
 	{"/etc/systemd/system/kubelet.service", "the kubelet unit"},
 }
 
@@ -70,6 +72,17 @@ func (d *run) carrying(name string) string {
 			continue
 		}
 		found = append(found, in.input+" ("+in.path+")")
+	}
+	// The image's drop-ins of the kubelet's configuration directory (top level).
+	names, _ := d.env.Files.ReadDir(kubeletconf.ConfigDropInDir)
+	for _, n := range names {
+		p := kubeletconf.ConfigDropInDir + "/" + n
+		if p == kubeletconf.NodeConfigDropInPath || path.Ext(n) != kubeletconf.ConfigDropInExt {
+			continue
+		}
+		if b, err := d.env.Files.ReadFileLimit(p, maxFileRead); err == nil && word.Match(b) {
+			found = append(found, "a drop-in of the kubelet's configuration directory ("+p+")")
+		}
 	}
 	if len(found) == 0 {
 		return ""

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/eksboot/eksboot/bootstrap"
 	"github.com/eksboot/eksboot/internal/lazy"
 	"github.com/eksboot/eksboot/kubeletconf"
 	"github.com/eksboot/eksboot/maxpods"
@@ -51,11 +52,82 @@ func (d *run) checkRuntime() {
 	}
 	if err != nil {
 		d.add(runtimeGroup, "runtime.kubelet-config", Fail, fmt.Sprintf("%s: %v", KubeletConfigPath, err), "Run eksboot again: it writes "+KubeletConfigPath+".")
+	} else {
+		kc = d.effectiveKubeletConfig(b, kc)
 	}
 	d.checkCRI(kc.ContainerRuntimeEndpoint)
 	d.checkCNI()
 	d.checkDisks(kc.EvictionHard)
 	d.checkMaxPods(kc.MaxPods)
+}
+
+// configDirFlag is the kubelet's --config-dir in its unit's drop-ins.
+var configDirFlag = lazy.Regexp{Expr: `--config-dir[= ]([^ '"]+)`}
+
+// nodeFiles reads doctor's Files as the bootstrap reads a node's, through
+// maxFileRead.
+type nodeFiles struct{ Files }
+
+func (f nodeFiles) ReadFile(p string) ([]byte, error) { return f.ReadFileLimit(p, maxFileRead) }
+
+// effectiveKubeletConfig: when the kubelet runs with --config-dir (its unit's
+// drop-ins say so), the configuration it runs with is kubelet-config.json (main)
+// with the directory's drop-ins merged over it in the kubelet's order;
+// runtime.kubelet-config shows it, and the checks read it (kc is main's, returned
+// when there are no drop-ins).
+func (d *run) effectiveKubeletConfig(main []byte, kc kubeletConfig) kubeletConfig {
+	dir := ""
+	names, _ := d.env.Files.ReadDir(kubeletDropIns)
+	for _, n := range names {
+		b, err := d.env.Files.ReadFileLimit(kubeletDropIns+"/"+n, 1<<20)
+		if err != nil {
+			continue
+		}
+		if m := configDirFlag.Get().FindAllStringSubmatch(string(b), -1); m != nil {
+			dir = m[len(m)-1][1]
+		}
+	}
+	if dir == "" {
+		return kc
+	}
+	if dir != kubeletconf.ConfigDropInDir {
+		d.add(runtimeGroup, "runtime.kubelet-config", Warn, fmt.Sprintf("the kubelet runs with --config-dir %s; eksboot reads drop-ins in %s only", d.quote(dir), kubeletconf.ConfigDropInDir), "")
+		return kc
+	}
+	dropIns, err := bootstrap.ReadKubeletDropIns(nodeFiles{d.env.Files})
+	if err != nil {
+		d.add(runtimeGroup, "runtime.kubelet-config", Fail, err.Error(),
+			"Fix or remove that drop-in: the kubelet exits on a drop-in it cannot load.")
+		return kc
+	}
+	if len(dropIns) == 0 {
+		return kc
+	}
+	var cfg kubeletconf.KubeletConfiguration
+	if err := json.Unmarshal(main, &cfg); err != nil {
+		return kc
+	}
+	eff, err := kubeletconf.Effective(&cfg, dropIns)
+	var merged []byte
+	if err == nil {
+		merged, err = kubeletconf.Marshal(eff)
+	}
+	if err != nil {
+		d.add(runtimeGroup, "runtime.kubelet-config", Fail, fmt.Sprintf("%s and its drop-ins: %v", KubeletConfigPath, err), "Fix or remove the drop-in: the kubelet exits on it.")
+		return kc
+	}
+	var order []string
+	for _, di := range dropIns {
+		order = append(order, strings.TrimPrefix(di.Path, kubeletconf.ConfigDropInDir+"/"))
+	}
+	r := d.add(runtimeGroup, "runtime.kubelet-config", OK, fmt.Sprintf("%s with %d drop-ins of %s over it, in this order: %s (below: the configuration the kubelet runs with, flags aside)",
+		KubeletConfigPath, len(dropIns), kubeletconf.ConfigDropInDir, strings.Join(order, ", ")), "")
+	r.Detail = string(merged)
+	var out kubeletConfig
+	if err := json.Unmarshal(merged, &out); err != nil {
+		return kc
+	}
+	return out
 }
 
 // kubeletUnit reads the kubelet's unit state once (its start bounds the journal).

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"strings"
 	"time"
 
@@ -79,8 +80,12 @@ func (d *run) checkStatus() {
 			"Run eksboot again to write them (systemctl restart eksboot-run, or the bootstrap.sh command line of the user data).")
 		r.Detail = detail.String()
 	case len(changed) > 0:
-		r := d.add(eksbootGroup, "eksboot.files", Warn, fmt.Sprintf("changed since eksboot wrote them: %s", strings.Join(changed, ", ")),
-			"Someone edited them by hand: put the change in the user data (a NodeConfig or --kubelet-extra-args) and run eksboot again, or the next boot undoes it.")
+		fix := "Someone edited them by hand: put the change in the user data (a NodeConfig or --kubelet-extra-args) and run eksboot again, or the next boot undoes it."
+		if slices.Contains(changed, KubeletConfigPath) {
+			fix = "Someone edited them by hand: put the change in the user data (a NodeConfig or --kubelet-extra-args) and run eksboot again; the next boot undoes it, but in " +
+				KubeletConfigPath + ", which eksboot's edits apply to as bootstrap.sh's did, it keeps what eksboot does not set."
+		}
+		r := d.add(eksbootGroup, "eksboot.files", Warn, fmt.Sprintf("changed since eksboot wrote them: %s", strings.Join(changed, ", ")), fix)
 		r.Detail = detail.String()
 	case len(back) > 0:
 		d.add(eksbootGroup, "eksboot.files", Warn, "files eksboot removed are back: "+strings.Join(back, ", "),
