@@ -32,6 +32,7 @@ X=$(cat i) > i
 /etc/eks/bootstrap.sh c --f "$(cat f)" --g "$(cat g)" --h "$(cat h)" --i "$(cat i)" --x "$X"`},
 	{"jq keeps the keys a program adds in the order it adds them", `printf '{"z":1,"a":2,"f":{"y":true}}' > c.json
 echo "$(jq '.kubeAPIQPS=50 | .kubeAPIBurst=100 | .a=3 | .f.x=false | . + {"m": 1, "b": [2]}' c.json)" > c.json
+echo "$(jq '.systemReserved = {"cpu": "100m", "memory": "200Mi"} | .evictionHard = {"memory.available": "5%"}' c.json)" > c.json
 /etc/eks/bootstrap.sh c --k "$(cat c.json)" --o "$(echo '{}' | jq -c '{b: 1, a: 2}')"`},
 	{"exported variable", `export KUBELET_EXTRA_ARGS='--v=4 --max-pods=9'
 /etc/eks/bootstrap.sh c`},

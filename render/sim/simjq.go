@@ -447,34 +447,48 @@ func (e *jqEncoder) order(m map[string]any) ([]string, error) {
 }
 
 // madeAt is where a key the program made is named in it, when the program names it
-// once and only once (.key, ."key", {key: ...}): jq adds the keys an assignment or
-// an object construction makes in the order the program runs them, which for such a
-// program (`.kubeAPIQPS=50 | .kubeAPIBurst=100`) is the order it names them. A key
-// it names twice, or not at all (made from a variable or a computed name), has no
-// known place: the object is refused.
+// once and only once (.key, ."key", {key: ...}, {"key": ...}): jq adds the keys an
+// assignment or an object construction makes in the order the program runs them,
+// which for such a program (`.kubeAPIQPS=50 | .kubeAPIBurst=100`) is the order it
+// names them. A key it names twice, or not at all (made from a variable or a
+// computed name), has no known place: the object is refused. The program is read as
+// its tokens: a string literal is one (its text whole: "memory.available" names
+// neither memory nor available), an identifier one, a $variable none.
 func madeAt(prog, key string) (int, bool) {
 	first, n := -1, 0
-	for i := 0; ; {
-		j := strings.Index(prog[i:], key)
-		if j < 0 {
-			break
-		}
-		j += i
-		end := j + len(key)
-		before := byte(' ')
-		if j > 0 {
-			before = prog[j-1]
-		}
-		after := byte(' ')
-		if end < len(prog) {
-			after = prog[end]
-		}
-		if !isJQWordByte(before) && before != '$' && !isJQWordByte(after) {
+	found := func(at int, tok string) {
+		if tok == key {
 			if n++; first < 0 {
-				first = j
+				first = at
 			}
 		}
-		i = j + 1
+	}
+	for i := 0; i < len(prog); {
+		c := prog[i]
+		switch {
+		case c == '"':
+			var b strings.Builder
+			j := i + 1
+			for ; j < len(prog) && prog[j] != '"'; j++ {
+				if prog[j] == '\\' && j+1 < len(prog) {
+					j++
+				}
+				b.WriteByte(prog[j])
+			}
+			found(i, b.String())
+			i = j + 1
+		case c == '$':
+			for i++; i < len(prog) && isJQWordByte(prog[i]); i++ {
+			}
+		case isJQWordByte(c):
+			j := i
+			for ; j < len(prog) && isJQWordByte(prog[j]); j++ {
+			}
+			found(i, prog[i:j])
+			i = j
+		default:
+			i++
+		}
 	}
 	return first, n == 1
 }
