@@ -311,3 +311,28 @@ func TestTheNodesKubeletConfigIsJudgedAsTheKubeletWould(t *testing.T) {
 		t.Fatalf("err = %v, want one naming the drop-in and the gate", err)
 	}
 }
+
+// TestGoldenUserDataRebootWritesNothing: the golden case whose user data edits
+// kubelet-config.json with jq before bootstrap.sh (TestGolden compares the file with
+// bootstrap.sh's): a second run on the node, a reboot that runs it again, rewrites
+// no file.
+func TestGoldenUserDataRebootWritesNothing(t *testing.T) {
+	c, err := goldencase.Load(filepath.Join(goldenDir, "38-jq-edit-before-bootstrap"))
+	must(t, err)
+	if c.UserData == "" || c.Files[kubeletconf.ConfigPath] == "" {
+		t.Fatal("case 38 has no user data or no kubelet-config.json it left")
+	}
+	dir := t.TempDir()
+	must(t, c.WriteFiles(dir))
+	must(t, rerunIn(t, c, dir))
+	if k := kubeletConfig(t, dir); k["registryPullQPS"] != 20.0 || k["containerLogMaxSize"] != "50Mi" {
+		t.Fatalf("the user data's keys are gone: %v", k)
+	}
+	before := inodes(t, dir)
+	must(t, rerunIn(t, c, dir))
+	for p, ino := range inodes(t, dir) {
+		if before[p] != ino {
+			t.Errorf("the second run rewrote %s", p)
+		}
+	}
+}

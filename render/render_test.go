@@ -1,14 +1,19 @@
 package render
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"os"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	"go.uber.org/zap"
 
+	"github.com/eksboot/eksboot/internal/goldencase"
 	"github.com/eksboot/eksboot/kubeletconf"
 )
 
@@ -121,3 +126,57 @@ func TestRenderSeesTheImage(t *testing.T) {
 		t.Errorf("from %q", r.From)
 	}
 }
+
+// TestRenderGoldenUserData: render of a golden case's user data (its scripts edit
+// the AL2 image's files before bootstrap.sh, testdata/golden/README.md) prints what
+// the real bootstrap.sh wrote after them: kubelet-config.json as JSON (the keys the
+// user data set included; a zero value the kubelet treats as unset may be left
+// out), the drop-ins, the kubeconfig and containerd's config byte for byte.
+func TestRenderGoldenUserData(t *testing.T) {
+	cases, err := goldencase.LoadAll("../testdata/golden")
+	must(t, err)
+	n := 0
+	for _, c := range cases {
+		if c.UserData == "" {
+			continue
+		}
+		n++
+		t.Run(c.Name, func(t *testing.T) {
+			ud, err := os.ReadFile(filepath.Join(c.Dir, c.UserData))
+			must(t, err)
+			v, err := kubeletconf.FindVersion(c.KubeletVersion)
+			must(t, err)
+			r, err := Render(context.Background(), ud, Options{
+				InstanceType: c.IMDS.InstanceType, Region: c.IMDS.Region, KubeletVersion: v, Profile: "al2", Log: zap.NewNop(),
+			})
+			must(t, err)
+			for _, rel := range []string{"/var/lib/kubelet/kubeconfig", "/etc/systemd/system/kubelet.service.d/10-kubelet-args.conf", "/etc/containerd/config.toml"} {
+				want, err := os.ReadFile(filepath.Join(c.Dir, rel))
+				must(t, err)
+				if !bytes.Equal(r.Tree[rel], want) {
+					t.Errorf("%s:\nrender:\n%s\nbootstrap.sh:\n%s", rel, r.Tree[rel], want)
+				}
+			}
+			want, err := os.ReadFile(filepath.Join(c.Dir, kubeletconf.ConfigPath))
+			must(t, err)
+			var got, exp map[string]any
+			must(t, json.Unmarshal(r.Tree[kubeletconf.ConfigPath], &got))
+			must(t, json.Unmarshal(want, &exp))
+			for k, w := range exp {
+				if g, ok := got[k]; !reflect.DeepEqual(g, w) && (ok || !isZero(w)) {
+					t.Errorf("kubelet-config.json %s: render %v, bootstrap.sh %v", k, g, w)
+				}
+			}
+			for k, g := range got {
+				if _, ok := exp[k]; !ok {
+					t.Errorf("kubelet-config.json %s: render %v, bootstrap.sh has none", k, g)
+				}
+			}
+		})
+	}
+	if n == 0 {
+		t.Fatal("no golden case with user data")
+	}
+}
+
+func isZero(v any) bool { return v == nil || v == 0.0 || v == "" }

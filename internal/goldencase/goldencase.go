@@ -21,10 +21,13 @@ import (
 // Case is one golden case: case.json plus bootstrap.sh's exit status.
 type Case struct {
 	// Dir is the case folder; the files bootstrap.sh wrote are under it.
-	Dir            string            `json:"-"`
-	ExitCode       int               `json:"-"`
-	Name           string            `json:"name"`
-	Title          string            `json:"title"`
+	Dir      string `json:"-"`
+	ExitCode int    `json:"-"`
+	Name     string `json:"name"`
+	Title    string `json:"title"`
+	// UserData, when set, names the case's file holding the user data that ran:
+	// its steps before its bootstrap.sh call (with Args) made Files.
+	UserData       string            `json:"user_data"`
 	Args           []string          `json:"args"`
 	KubeletVersion string            `json:"kubelet_version"`
 	NProc          string            `json:"nproc"`
