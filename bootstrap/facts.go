@@ -92,6 +92,9 @@ type Facts struct {
 	// KubeletBase is what kubelet-config.json is made from: the node's file, or the
 	// base eksboot kept beside it, or its template (kubeletbase.go).
 	KubeletBase KubeletBase
+	// KubeconfigBase is the node's own kubeconfig template, when it has one that is
+	// not the AMI's (kubeconfigbase.go).
+	KubeconfigBase KubeconfigBase
 	// KubeletDropIns are the drop-ins of the kubelet's configuration directory that
 	// are not eksboot's (the image's, a script's), in the kubelet's order; read only
 	// for a kubelet that reads them (Profile.ConfigDir).
@@ -155,6 +158,9 @@ func gatherFacts(ctx context.Context, c *Config, env *Env) (*Facts, error) {
 		return nil, err
 	}
 	if f.KubeletBase, err = readKubeletBase(env.Files, func(w string) { f.Warnings = append(f.Warnings, w) }); err != nil {
+		return nil, err
+	}
+	if f.KubeconfigBase, err = readKubeconfigBase(env.Files, func(w string) { f.Warnings = append(f.Warnings, w) }); err != nil {
 		return nil, err
 	}
 	if f.Profile.ConfigDir(f.Kubelet) {

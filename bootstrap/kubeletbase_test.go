@@ -312,27 +312,73 @@ func TestTheNodesKubeletConfigIsJudgedAsTheKubeletWould(t *testing.T) {
 	}
 }
 
-// TestGoldenUserDataRebootWritesNothing: the golden case whose user data edits
-// kubelet-config.json with jq before bootstrap.sh (TestGolden compares the file with
-// bootstrap.sh's): a second run on the node, a reboot that runs it again, rewrites
-// no file.
+// TestGoldenUserDataRebootWritesNothing: the golden cases whose user data edit
+// kubelet-config.json (38, jq) or the kubeconfig template (39, sed) before
+// bootstrap.sh (TestGolden compares the files with bootstrap.sh's): the edits stay,
+// and a second run on the node, a reboot that runs it again, rewrites no file.
 func TestGoldenUserDataRebootWritesNothing(t *testing.T) {
-	c, err := goldencase.Load(filepath.Join(goldenDir, "38-jq-edit-before-bootstrap"))
-	must(t, err)
-	if c.UserData == "" || c.Files[kubeletconf.ConfigPath] == "" {
-		t.Fatal("case 38 has no user data or no kubelet-config.json it left")
+	for name, check := range map[string]func(t *testing.T, dir string){
+		"38-jq-edit-before-bootstrap": func(t *testing.T, dir string) {
+			if k := kubeletConfig(t, dir); k["registryPullQPS"] != 20.0 || k["containerLogMaxSize"] != "50Mi" {
+				t.Fatalf("the user data's keys are gone: %v", k)
+			}
+		},
+		"39-sed-kubeconfig-before-bootstrap": func(t *testing.T, dir string) {
+			if kc := readFile(t, dir, kubeletconf.KubeconfigPath); !strings.Contains(kc, "command: /opt/iam/bin/aws-iam-authenticator") || !strings.Contains(kc, "- --role\n") {
+				t.Fatalf("the user data's edits of the kubeconfig are gone:\n%s", kc)
+			}
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c, err := goldencase.Load(filepath.Join(goldenDir, name))
+			must(t, err)
+			if c.UserData == "" || len(c.Files) == 0 {
+				t.Fatal("the case has no user data or no file it left")
+			}
+			dir := t.TempDir()
+			must(t, c.WriteFiles(dir))
+			must(t, rerunIn(t, c, dir))
+			check(t, dir)
+			before := inodes(t, dir)
+			must(t, rerunIn(t, c, dir))
+			for p, ino := range inodes(t, dir) {
+				if before[p] != ino {
+					t.Errorf("the second run rewrote %s", p)
+				}
+			}
+		})
 	}
+}
+
+// TestTheNodesKubeconfigTemplateIsTheBase: a kubeconfig template the user data
+// edited is filled in as bootstrap.sh's sed filled it, and kept beside the file: a
+// run with another endpoint fills the kept template again (bootstrap.sh's second run
+// could not, its placeholders consumed); a kubeconfig of the node's own without
+// placeholders is replaced by eksboot's, and the record removed.
+func TestTheNodesKubeconfigTemplateIsTheBase(t *testing.T) {
+	c, err := goldencase.Load(filepath.Join(goldenDir, "39-sed-kubeconfig-before-bootstrap"))
+	must(t, err)
 	dir := t.TempDir()
 	must(t, c.WriteFiles(dir))
 	must(t, rerunIn(t, c, dir))
-	if k := kubeletConfig(t, dir); k["registryPullQPS"] != 20.0 || k["containerLogMaxSize"] != "50Mi" {
-		t.Fatalf("the user data's keys are gone: %v", k)
-	}
-	before := inodes(t, dir)
-	must(t, rerunIn(t, c, dir))
-	for p, ino := range inodes(t, dir) {
-		if before[p] != ino {
-			t.Errorf("the second run rewrote %s", p)
+	other := c
+	other.Args = append([]string{}, c.Args...)
+	for i, a := range other.Args {
+		if a == "--apiserver-endpoint" {
+			other.Args[i+1] = "https://other.example.com"
 		}
+	}
+	must(t, rerunIn(t, other, dir))
+	kc := readFile(t, dir, kubeletconf.KubeconfigPath)
+	if !strings.Contains(kc, "server: https://other.example.com\n") || !strings.Contains(kc, "/opt/iam/bin/aws-iam-authenticator") {
+		t.Errorf("the kept template, filled in with the new endpoint:\n%s", kc)
+	}
+	writeNodeFile(t, dir, kubeletconf.KubeconfigPath, "apiVersion: v1\nkind: Config\n")
+	must(t, rerunIn(t, c, dir))
+	if kc := readFile(t, dir, kubeletconf.KubeconfigPath); strings.Contains(kc, "/opt/iam") || !strings.Contains(kc, "/usr/bin/aws-iam-authenticator") {
+		t.Errorf("a kubeconfig without placeholders: want eksboot's\n%s", kc)
+	}
+	if _, err := os.Stat(filepath.Join(dir, KubeconfigBasePath)); !os.IsNotExist(err) {
+		t.Errorf("the record of the template is still there: %v", err)
 	}
 }

@@ -99,11 +99,12 @@ func Compute(c *Config, f *Facts) (*Node, error) {
 			Region:      f.Instance.Region,
 			Auth:        p.KubeconfigAuth,
 		},
-		Config:     kc.Main,
-		ConfigDir:  p.ConfigDir(row),
-		NodeConfig: kc.NodeConfig,
-		Args:       n.KubeletArgs,
-		ExtraArgs:  n.KubeletExtraArgs,
+		KubeconfigTemplate: f.KubeconfigBase.Template,
+		Config:             kc.Main,
+		ConfigDir:          p.ConfigDir(row),
+		NodeConfig:         kc.NodeConfig,
+		Args:               n.KubeletArgs,
+		ExtraArgs:          n.KubeletExtraArgs,
 	}
 	if cl.LocalOutpost {
 		kn.ClientCert, kn.BootstrapClusterName = PathKubeletClientCert, cl.ID
@@ -115,9 +116,14 @@ func Compute(c *Config, f *Facts) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The record of kubelet-config.json's base goes first: renamed before the file,
-	// it knows the new file and the old one, whichever a crash leaves.
+	// The records of kubelet-config.json's base and of the kubeconfig's template go
+	// first: renamed before their files, they know the new file and the old one,
+	// whichever a crash leaves.
 	record, err := f.KubeletBase.record(fileData(kubelet, kubeletconf.ConfigPath))
+	if err != nil {
+		return nil, err
+	}
+	kubeconfigRecord, err := f.KubeconfigBase.record(fileData(kubelet, kubeletconf.KubeconfigPath))
 	if err != nil {
 		return nil, err
 	}
@@ -146,7 +152,7 @@ func Compute(c *Config, f *Facts) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	n.Owned = slices.Concat([]nodefile.File{record}, kubelet, containerd, system)
+	n.Owned = slices.Concat([]nodefile.File{record, kubeconfigRecord}, kubelet, containerd, system)
 	if f.ClusterCache != nil {
 		cc := f.ClusterCache // eksboot's own: no unit reads it
 		n.Owned = append(n.Owned, nodefile.File{Path: cc.Path, Data: cc.Data, Mode: cc.Mode, Secret: cc.Secret})

@@ -28,6 +28,11 @@ type Node struct {
 	CA []byte
 	// Kubeconfig is the kubelet's token kubeconfig; its CAFile is DefaultCAFile.
 	Kubeconfig Kubeconfig
+	// KubeconfigTemplate, when set, is the node's own kubeconfig template (the AL2
+	// image's, as the user data before bootstrap.sh edited it): the token kubeconfig
+	// is it with Kubeconfig's values in its placeholders, as bootstrap.sh's sed made
+	// it (FillKubeconfigTemplate), instead of Kubeconfig.Render.
+	KubeconfigTemplate []byte
 	// ClientCert, when set, is the kubelet's client certificate of a local cluster on
 	// AWS Outposts: the kubeconfig uses it, and the token kubeconfig, naming the
 	// cluster BootstrapClusterName, becomes the bootstrap kubeconfig of the kubelet's
@@ -67,7 +72,16 @@ func Files(n Node) ([]nodefile.File, error) {
 	}
 	token := n.Kubeconfig
 	token.CAFile = DefaultCAFile
-	kubeconfig := token.Render()
+	render := func(k Kubeconfig) ([]byte, error) {
+		if n.KubeconfigTemplate == nil {
+			return k.Render(), nil
+		}
+		return FillKubeconfigTemplate(n.KubeconfigTemplate, k.Server, k.Region, k.ClusterName)
+	}
+	kubeconfig, err := render(token)
+	if err != nil {
+		return nil, err
+	}
 	if n.ClientCert != "" {
 		kubeconfig = ClientCertKubeconfig(token.Server, DefaultCAFile, n.ClientCert)
 	}
@@ -81,7 +95,11 @@ func Files(n Node) ([]nodefile.File, error) {
 	}
 	if n.ClientCert != "" {
 		token.ClusterName = n.BootstrapClusterName
-		files = append(files, nodefile.File{Path: BootstrapKubeconfigPath, Data: token.Render(), Mode: nodefile.Mode, Units: units})
+		bootstrap, err := render(token)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, nodefile.File{Path: BootstrapKubeconfigPath, Data: bootstrap, Mode: nodefile.Mode, Units: units})
 	} else {
 		files = append(files, nodefile.File{Path: BootstrapKubeconfigPath, Remove: true, Units: units})
 	}

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/eksboot/eksboot/assets"
+	"github.com/eksboot/eksboot/kubeletconf"
 )
 
 // AL2023 describes an Amazon Linux 2023 EKS image.
@@ -113,9 +114,15 @@ type AL2 struct{}
 
 // Files returns the image's files as node path -> content: the AMI's
 // kubelet-config.json template (assets.KubeletConfig,
-// templates/al2/runtime/kubelet-config.json), which bootstrap.sh's jq edits.
+// templates/al2/runtime/kubelet-config.json), which bootstrap.sh's jq edits, and its
+// kubeconfig template (kubeletconf.KubeconfigTemplate,
+// templates/al2/runtime/kubelet-kubeconfig), whose placeholders bootstrap.sh's sed
+// fills in.
 func (AL2) Files() map[string]string {
-	return map[string]string{"/etc/kubernetes/kubelet/kubelet-config.json": string(assets.KubeletConfig)}
+	return map[string]string{
+		"/etc/kubernetes/kubelet/kubelet-config.json": string(assets.KubeletConfig),
+		"/var/lib/kubelet/kubeconfig":                 string(kubeletconf.KubeconfigTemplate()),
+	}
 }
 
 // FS returns the image's files in memory.

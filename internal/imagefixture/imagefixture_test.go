@@ -10,6 +10,7 @@ import (
 	"testing/fstest"
 
 	"github.com/eksboot/eksboot/assets"
+	"github.com/eksboot/eksboot/kubeletconf"
 )
 
 // mapFS is the image as testing/fstest's MapFS, which Files answers like.
@@ -49,7 +50,10 @@ func TestFilesAnswerAsMapFS(t *testing.T) {
 	}{
 		{"al2023", a.FS(), mapFS(a)},
 		{"al2023 through Map and FromMap", FromMap(a.FS().Map()), mapFS(a)},
-		{"al2", AL2{}.FS(), fstest.MapFS{"etc/kubernetes/kubelet/kubelet-config.json": &fstest.MapFile{Data: assets.KubeletConfig, Mode: 0o644}}},
+		{"al2", AL2{}.FS(), fstest.MapFS{
+			"etc/kubernetes/kubelet/kubelet-config.json": &fstest.MapFile{Data: assets.KubeletConfig, Mode: 0o644},
+			"var/lib/kubelet/kubeconfig":                 &fstest.MapFile{Data: kubeletconf.KubeconfigTemplate(), Mode: 0o644},
+		}},
 		{"empty", FromMap(nil, nil), fstest.MapFS{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
