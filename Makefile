@@ -43,7 +43,7 @@ TWICE := TestHostileInputsBootTwice
 # Inputs that find something new land in Go's cache; copy them to the package's
 # testdata/fuzz/<Target>/ to keep them as seeds.
 FUZZTIME ?= 20000x
-FUZZ_TARGETS ?= bootstrap:FuzzParseValidate cli/flags:FuzzParse bootstrap:FuzzCA bootstrap:FuzzEndpoint kubeletconf:FuzzEnvDropIn kubeletconf:FuzzQuantity inputcheck:FuzzTOMLDepth userdata:FuzzParse render/sim:FuzzFindBootstrapCall maxpods/expr:FuzzAgreesWithCelGo
+FUZZ_TARGETS ?= bootstrap:FuzzParseValidate cli/flags:FuzzParse bootstrap:FuzzCA bootstrap:FuzzEndpoint kubeletconf:FuzzEnvDropIn kubeletconf:FuzzQuantity inputcheck:FuzzTOMLDepth userdata:FuzzParse render/sim:FuzzFindBootstrapCall maxpods/expr:FuzzAgreesWithCelGo internal/yamljson:FuzzToJSON
 
 .PHONY: fuzz
 fuzz: ## Run each fuzz target for FUZZTIME (default 20000x: twenty thousand inputs).

@@ -8,13 +8,14 @@ import (
 
 	"github.com/eksboot/eksboot/inputcheck"
 	"github.com/eksboot/eksboot/internal/quote"
+	"github.com/eksboot/eksboot/internal/yamljson"
 )
 
-// duplicateKeys lists every mapping key of the YAML (or JSON) document doc that
-// appears twice in its mapping, by its path (spec.cluster.name: duplicate key).
+// duplicateKeys lists every mapping key of the parsed YAML (or JSON) document root
+// that appears twice in its mapping, by its path (spec.cluster.name: duplicate key):
+// twice by its name in JSON (yamljson.KeyName), so 16 and 0x10 are one key.
 // The decoder (yamljson, sigs.k8s.io/yaml's rules) keeps the last value silently, so a
-// NodeConfig with two names could join the wrong cluster. A document that this
-// parser cannot read is left to the decoder to report; aliases are not followed.
+// NodeConfig with two names could join the wrong cluster. Aliases are not followed.
 //
 // It also refuses a document that nests deeper than inputcheck.MaxDepth (the
 // document's mapping counted as one; through aliases too), naming the field, from
@@ -22,11 +23,7 @@ import (
 // parser itself stops at 10,000 levels and allocates in proportion to the
 // document, but every level would reach a file (a base runtime spec 2,500 deep
 // wrote 12.5 MB of indentation).
-func duplicateKeys(doc []byte) Errors {
-	var root yamlv3.Node
-	if err := yamlv3.Unmarshal(doc, &root); err != nil {
-		return nil
-	}
+func duplicateKeys(root *yamlv3.Node) Errors {
 	var errs Errors
 	memo := map[*yamlv3.Node]int{}
 	var walk func(n *yamlv3.Node, at string, level int)
@@ -59,16 +56,20 @@ func duplicateKeys(doc []byte) Errors {
 					continue
 				}
 				path := join(at, quote.Name(k.Value))
-				if seen[k.Value] {
+				name, ok := yamljson.KeyName(k) // 16, 0x10 and '16' are one key in JSON
+				if !ok {
+					name = k.Value
+				}
+				if seen[name] {
 					errs = append(errs, path+": duplicate key")
 					continue
 				}
-				seen[k.Value] = true
+				seen[name] = true
 				walk(v, path, level)
 			}
 		}
 	}
-	walk(&root, "", 0)
+	walk(root, "", 0)
 	return errs
 }
 

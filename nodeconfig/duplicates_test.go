@@ -39,6 +39,14 @@ func TestDuplicateKeysAreErrors(t *testing.T) {
 			"part 1 (application/node.eks.aws): spec.instance.environment.kubelet.A: duplicate key",
 		},
 		{
+			"one number written twice", ncHead + "spec:\n  featureGates:\n    16: true\n    0x10: false\n",
+			"part 1 (application/node.eks.aws): spec.featureGates.0x10: duplicate key",
+		},
+		{
+			"a number and its text", ncHead + "spec:\n  instance:\n    environment:\n      kubelet: {16: x, '16': y}\n",
+			"part 1 (application/node.eks.aws): spec.instance.environment.kubelet.16: duplicate key",
+		},
+		{
 			"two at once, second document", ncHead + "---\n" + ncHead + "spec:\n  cluster: {name: a, name: b}\n  cluster: {}\n",
 			"part 1 (application/node.eks.aws) document 2: spec.cluster.name: duplicate key; part 1 (application/node.eks.aws) document 2: spec.cluster: duplicate key",
 		},

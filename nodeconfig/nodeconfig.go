@@ -12,6 +12,8 @@ import (
 	"github.com/eksboot/eksboot/internal/quote"
 	"github.com/eksboot/eksboot/internal/yamljson"
 	"github.com/eksboot/eksboot/kubeletconf"
+
+	yamlv3 "go.yaml.in/yaml/v3"
 )
 
 // NodeConfig's group, version and kind.
@@ -169,10 +171,18 @@ func stripComments(doc string) string {
 // decodeOne decodes one document.
 func decodeOne(doc []byte) (*NodeConfig, error) {
 	doc = bytes.ReplaceAll(doc, []byte("\r\n"), []byte("\n"))
-	if errs := duplicateKeys(doc); len(errs) > 0 {
+	var root yamlv3.Node // parsed once, for the walk and the conversion
+	if err := yamlv3.Unmarshal(doc, &root); err != nil {
+		return nil, fmt.Errorf("not YAML or JSON: %w", &yamljson.ParseError{Err: err})
+	}
+	if errs := duplicateKeys(&root); len(errs) > 0 {
 		return nil, errs
 	}
-	j, err := yamljson.ToJSON(doc)
+	j, err := yamljson.NodeToJSON(&root)
+	var expansion *yamljson.ExpansionError
+	if errors.As(err, &expansion) {
+		return nil, err // an alias bomb is YAML: the bound is the problem
+	}
 	if err != nil {
 		return nil, fmt.Errorf("not YAML or JSON: %w", err)
 	}

@@ -13,6 +13,12 @@
 // v2's rules, and names map keys as sigs.k8s.io/yaml does. The tests hold it to
 // sigs.k8s.io/yaml (a test dependency only): the same JSON, or an error where it
 // gives one, for the seeds and a fuzz target.
+//
+// The one rule of its own is a bound on what a document may expand to
+// (MaxBytes, MaxNodes), checked as its aliases and merge keys are expanded:
+// v2's rule against excessive aliasing counts values, not bytes, so a string of
+// 35 KB anchored once and aliased through a list 70,000 times passed it and
+// made 2.4 GB of JSON from 56 KB of user data.
 package yamljson
 
 import (
@@ -24,6 +30,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	yamlv3 "go.yaml.in/yaml/v3"
 )
@@ -36,17 +43,130 @@ import (
 // One difference from sigs.k8s.io/yaml is known: a scalar with the non-specific
 // tag "!" (`! 12`) is resolved as if it had no tag (12), where v2 kept it a
 // string ("12"); v3's node tree does not keep that tag.
+//
+// A document larger, with its aliases and merge keys expanded, than MaxBytes of
+// JSON or MaxNodes values is an *ExpansionError, found while it is expanded.
 func ToJSON(y []byte) ([]byte, error) {
 	var root yamlv3.Node
 	if err := yamlv3.Unmarshal(y, &root); err != nil {
 		return nil, &ParseError{err}
 	}
+	return NodeToJSON(&root)
+}
+
+// NodeToJSON is ToJSON of a document its caller parsed (yamlv3.Unmarshal into
+// root), for one that walks the node tree too and would otherwise parse it twice.
+func NodeToJSON(root *yamlv3.Node) ([]byte, error) {
 	c := &converter{active: map[*yamlv3.Node]bool{}}
-	v, err := c.value(&root)
+	v, err := c.value(root)
 	if err != nil {
 		return nil, err
 	}
 	return json.Marshal(v)
+}
+
+// The bounds of an expanded document. No NodeConfig comes near them: user data
+// is at most 1 MiB decoded (userdata.MaxDecoded), a drop-in 64 KiB, and what
+// becomes a file is bounded again by its renderer; the bounds keep the decoding
+// of one document, its values and its JSON, within a few tens of MiB.
+const (
+	// MaxBytes bounds the JSON a document converts to (strings counted with
+	// their escapes).
+	MaxBytes = 4 << 20
+	// MaxNodes bounds the values a document holds: scalars, sequences, mappings
+	// and map keys, each alias counted as what it stands for.
+	MaxNodes = 100_000
+)
+
+// ExpansionError is a document that, with its aliases and merge keys expanded,
+// passes one of the bounds: MaxBytes of JSON, MaxNodes values, or the share of
+// values made by aliases that go.yaml.in/yaml/v2 allows (a "billion laughs").
+type ExpansionError struct {
+	Bound Bound
+	// Limit is the bound passed: bytes, values, or the percentage of aliased
+	// values allowed.
+	Limit int
+}
+
+// Bound names one of the bounds of an expanded document.
+type Bound int
+
+// The bounds of an expanded document.
+const (
+	BoundBytes   Bound = iota + 1 // MaxBytes
+	BoundNodes                    // MaxNodes
+	BoundAliases                  // v2's share of aliased values
+)
+
+func (e *ExpansionError) Error() string {
+	switch e.Bound {
+	case BoundNodes:
+		return fmt.Sprintf("expands to more than %d values with its aliases and merge keys expanded (the bound)", e.Limit)
+	case BoundAliases:
+		return fmt.Sprintf("expands out of proportion: more than %d%% of its values come from aliases (the bound, go.yaml.in/yaml/v2's)", e.Limit)
+	}
+	return fmt.Sprintf("expands to more than %d bytes of JSON with its aliases and merge keys expanded (the bound, %d MiB)", e.Limit, e.Limit>>20)
+}
+
+// CheckExpansion parses y, the first YAML document in it, and returns an
+// *ExpansionError when it expands past MaxBytes or MaxNodes as ToJSON would
+// expand it, for a document decoded by another decoder (render's cloud-config,
+// with yaml/v3's own rules). It builds no values: the expanded size of each node
+// is worked out once and stops counting past the bounds. A document the parser
+// refuses is left to the decoder to report.
+func CheckExpansion(y []byte) error {
+	var root yamlv3.Node
+	if err := yamlv3.Unmarshal(y, &root); err != nil {
+		return nil
+	}
+	m := sizer{memo: map[*yamlv3.Node]size{}, active: map[*yamlv3.Node]bool{}}
+	s := m.size(&root)
+	switch {
+	case s.nodes > MaxNodes:
+		return &ExpansionError{Bound: BoundNodes, Limit: MaxNodes}
+	case s.bytes > MaxBytes:
+		return &ExpansionError{Bound: BoundBytes, Limit: MaxBytes}
+	}
+	return nil
+}
+
+// size is the expanded size of a node: its values and about the bytes of its
+// JSON (scalars as their text, quoted).
+type size struct{ nodes, bytes int }
+
+// sizer works out expanded sizes, each node's once.
+type sizer struct {
+	memo   map[*yamlv3.Node]size
+	active map[*yamlv3.Node]bool // a cycle of aliases counts nothing more
+}
+
+func (m *sizer) size(n *yamlv3.Node) size {
+	if s, ok := m.memo[n]; ok {
+		return s
+	}
+	if m.active[n] {
+		return size{}
+	}
+	m.active[n] = true
+	s := size{nodes: 1}
+	switch n.Kind {
+	case yamlv3.AliasNode:
+		if n.Alias != nil {
+			s = m.size(n.Alias)
+		}
+	case yamlv3.ScalarNode:
+		s.bytes = jsonStringLen(n.Value)
+	default:
+		s.bytes = 2
+		for _, c := range n.Content {
+			cs := m.size(c)
+			s.nodes = min(s.nodes+cs.nodes, MaxNodes+1)
+			s.bytes = min(s.bytes+cs.bytes+1, MaxBytes+1)
+		}
+	}
+	delete(m.active, n)
+	m.memo[n] = s
+	return s
 }
 
 // ParseError is v3's parser refusing the document. v3's parser is v2's with
@@ -74,11 +194,16 @@ type converter struct {
 	aliasDepth int
 	nodes      int // values made
 	aliased    int // values made inside an alias
+	bytes      int // bytes of JSON the values made so far convert to
 }
 
-// errAliasing is v2's refusal of a document whose aliases expand it out of
-// proportion (a "billion laughs").
-var errAliasing = errors.New("yaml: document contains excessive aliasing")
+// grow counts n more bytes of JSON and fails past MaxBytes.
+func (c *converter) grow(n int) error {
+	if c.bytes += n; c.bytes > MaxBytes {
+		return &ExpansionError{Bound: BoundBytes, Limit: MaxBytes}
+	}
+	return nil
+}
 
 // aliasRatio is the share of aliased values v2 allows in a document of n values:
 // 99% up to 400,000, falling to 10% at 4,000,000 and beyond.
@@ -102,7 +227,10 @@ func (c *converter) value(n *yamlv3.Node) (any, error) {
 		c.aliased++
 	}
 	if c.aliased > 100 && c.nodes > 1000 && float64(c.aliased)/float64(c.nodes) > aliasRatio(c.nodes) {
-		return nil, errAliasing
+		return nil, &ExpansionError{Bound: BoundAliases, Limit: int(math.Round(100 * aliasRatio(c.nodes)))}
+	}
+	if c.nodes > MaxNodes {
+		return nil, &ExpansionError{Bound: BoundNodes, Limit: MaxNodes}
 	}
 	switch n.Kind {
 	case 0:
@@ -126,8 +254,15 @@ func (c *converter) value(n *yamlv3.Node) (any, error) {
 		delete(c.active, n)
 		return v, err
 	case yamlv3.ScalarNode:
-		return scalar(n)
+		v, err := scalar(n)
+		if err != nil {
+			return nil, err
+		}
+		return v, c.grow(jsonLen(v))
 	case yamlv3.SequenceNode:
+		if err := c.grow(1 + len(n.Content)); err != nil { // brackets and commas
+			return nil, err
+		}
 		out := make([]any, 0, len(n.Content))
 		for _, e := range n.Content {
 			v, err := c.value(e)
@@ -138,6 +273,9 @@ func (c *converter) value(n *yamlv3.Node) (any, error) {
 		}
 		return out, nil
 	case yamlv3.MappingNode:
+		if err := c.grow(2); err != nil {
+			return nil, err
+		}
 		out := map[string]any{}
 		if err := c.mapping(n, out, map[string]any{}); err != nil {
 			return nil, err
@@ -180,6 +318,9 @@ func (c *converter) mapping(n *yamlv3.Node, out, keys map[string]any) error {
 			return fmt.Errorf("%w: %q", errKeyCollision, name)
 		}
 		keys[name] = key
+		if err := c.grow(jsonStringLen(name) + 2); err != nil { // the name, ':' and ','
+			return err
+		}
 		val, err := c.value(v)
 		if err != nil {
 			return err
@@ -240,6 +381,72 @@ func (c *converter) mergeOne(n *yamlv3.Node, out, keys map[string]any) error {
 	c.aliasDepth--
 	delete(c.active, n)
 	return err
+}
+
+// jsonLen is the length of scalar v in JSON, at least as long as
+// encoding/json writes it.
+func jsonLen(v any) int {
+	switch v := v.(type) {
+	case string:
+		return jsonStringLen(v)
+	case int:
+		return len(strconv.Itoa(v))
+	case uint64:
+		return len(strconv.FormatUint(v, 10))
+	case bool:
+		return 5
+	case nil:
+		return 4
+	}
+	return 24 // a float64, in the longest form encoding/json writes
+}
+
+// jsonStringLen is the length of s as a JSON string as encoding/json writes it:
+// quoted; '"', '\\', '\n', '\r', '\t', '\b' and '\f' escaped with a backslash;
+// the other control characters, '<', '>', '&', U+2028, U+2029 and each byte that
+// is not UTF-8 as \uXXXX.
+func jsonStringLen(s string) int {
+	n := 2
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t' || c == '\b' || c == '\f':
+				n += 2
+			case c < 0x20 || c == '<' || c == '>' || c == '&':
+				n += 6
+			default:
+				n++
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1, r == '\u2028', r == '\u2029':
+			n += 6
+		default:
+			n += size
+		}
+		i += size
+	}
+	return n
+}
+
+// KeyName is the name ToJSON gives mapping key n in JSON ("16" for 16, 0x10
+// and '16'; "true" for yes), for callers that walk the node tree; false for a
+// key ToJSON refuses or that has no name of its own (a merge key, an alias, a
+// sequence or a mapping).
+func KeyName(n *yamlv3.Node) (string, bool) {
+	if n.Kind != yamlv3.ScalarNode || isMerge(n) {
+		return "", false
+	}
+	v, err := scalar(n)
+	if err != nil {
+		return "", false
+	}
+	name, err := keyString(v)
+	return name, err == nil
 }
 
 // isMerge reports whether key n is a merge key: a plain <<, or << tagged !!merge.

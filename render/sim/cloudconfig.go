@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/eksboot/eksboot/internal/yamljson"
 	"github.com/eksboot/eksboot/userdata"
 
 	yamlv3 "go.yaml.in/yaml/v3"
@@ -65,7 +66,12 @@ func cloudInitOrder(parts []userdata.Part) []step {
 		case p.ContentType == userdata.TypeCloudConfig:
 			var keys map[string]yamlv3.Node
 			var one cloudConfig
-			if err := yamlv3.Unmarshal(p.Body, &keys); err != nil {
+			// yaml/v3 expands aliases into the values it decodes: bounded first.
+			err := yamljson.CheckExpansion(p.Body)
+			if err == nil {
+				err = yamlv3.Unmarshal(p.Body, &keys)
+			}
+			if err != nil {
 				errSteps = append(errSteps, step{p, func(context.Context, *sim) error {
 					return fmt.Errorf("%s: cloud-config: %v", p.Name(), err)
 				}})
