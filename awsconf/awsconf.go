@@ -19,12 +19,14 @@
 package awsconf
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -40,6 +42,7 @@ import (
 
 	"github.com/eksboot/eksboot/imds"
 	"github.com/eksboot/eksboot/internal/quote"
+	"github.com/eksboot/eksboot/internal/strictjson"
 )
 
 // The environment variables Load reads (the AWS SDKs' names).
@@ -182,6 +185,9 @@ func (r *roleWait) GetMetadata(ctx context.Context, in *sdkimds.GetMetadataInput
 	backoff := r.min
 	for attempt := 1; ; attempt++ {
 		out, err := r.c.GetMetadata(ctx, in, optFns...)
+		if err == nil && isRoleCredentials(in.Path) {
+			return checkCredentials(in.Path, out)
+		}
 		var pe *imds.PathError
 		if err == nil || !strings.HasPrefix(strings.TrimLeft(in.Path, "/"), "iam/security-credentials") ||
 			!errors.As(err, &pe) || pe.Status != http.StatusNotFound {
@@ -201,6 +207,51 @@ func (r *roleWait) GetMetadata(ctx context.Context, in *sdkimds.GetMetadataInput
 		backoff = min(2*backoff, 2*time.Second)
 	}
 }
+
+// isRoleCredentials reports whether path is a role's credentials
+// (iam/security-credentials/<role>), not the list of roles.
+func isRoleCredentials(path string) bool {
+	role, ok := strings.CutPrefix(strings.Trim(path, "/"), "iam/security-credentials/")
+	return ok && role != ""
+}
+
+// credentialsLimits bound the instance profile's credentials: seven keys.
+var credentialsLimits = strictjson.Limits{Bytes: imds.MaxAnswer, Values: 100}
+
+// checkCredentials reads a role's credentials, refuses JSON with a key twice
+// (the SDK's decoder would keep the last of two tokens or expiry times silently)
+// and hands the SDK the same bytes. Its error does not quote the answer.
+func checkCredentials(path string, out *sdkimds.GetMetadataOutput) (*sdkimds.GetMetadataOutput, error) {
+	b, err := io.ReadAll(out.Content)
+	_ = out.Content.Close()
+	if err == nil {
+		err = strictjson.Check(b, credentialsLimits)
+	}
+	if err != nil {
+		return nil, &credentialsError{path: strings.Trim(path, "/"), err: err}
+	}
+	out.Content = io.NopCloser(bytes.NewReader(b))
+	return out, nil
+}
+
+// credentialsError is a role's credentials refused by checkCredentials.
+type credentialsError struct {
+	path string
+	err  error
+}
+
+func (e *credentialsError) Error() string {
+	var se *strictjson.Error
+	if errors.As(e.err, &se) {
+		return fmt.Sprintf("IMDS latest/meta-data/%s: the credentials: %v", e.path, se)
+	}
+	return fmt.Sprintf("IMDS latest/meta-data/%s: the credentials are not JSON", e.path) // never the answer's text
+}
+
+func (e *credentialsError) Unwrap() error { return e.err }
+
+// RetryableError tells the SDK's retryers not to ask again.
+func (e *credentialsError) RetryableError() bool { return false }
 
 // NoRedirects returns an HTTP client over tr that follows no redirect: a 3xx
 // answer is a *RedirectError naming the request and where it pointed, which the

@@ -221,3 +221,30 @@ func TestCredentialsAnswerIsReadThroughALimit(t *testing.T) {
 		t.Errorf("Retrieve allocated %d MB for a 50 MB answer, want under 8 MB", alloc>>20)
 	}
 }
+
+// TestCredentialsWithAKeyTwice: credentials that give a key twice (two tokens,
+// or the access key once as AccessKeyID) are refused naming the key, the answer
+// not quoted: the SDK's decoder would keep the last silently.
+func TestCredentialsWithAKeyTwice(t *testing.T) {
+	clearRealEnv(t)
+	for name, tc := range map[string]struct{ extra, want string }{
+		"a token twice":                {`,"Token":"another-session-token"}`, "the credentials: Token: a key given twice"},
+		"the access key in two cases":  {`,"AccessKeyID":"ASIAOTHER"}`, "the credentials: AccessKeyID: a key given twice (also as \"AccessKeyId\""},
+		"not JSON after the first key": {`,"Other":}`, "the credentials are not JSON"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			fake := fakeIMDSWithRole(t, "ASIAFROMIMDS")
+			creds := `{"Code":"Success","Type":"AWS-HMAC","AccessKeyId":"ASIAFROMIMDS","SecretAccessKey":"secret","Token":"session-token",` +
+				`"Expiration":"` + time.Now().Add(6*time.Hour).UTC().Format(time.RFC3339) + `"` + tc.extra
+			fake.SetOverride(credPath+"eks-node-role", &creds)
+			cfg, err := awsconf.Load(awsconf.Options{Region: "us-west-2", IMDSEndpoint: fake.URL(), Getenv: env{}.get})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := cfg.Credentials.Retrieve(context.Background())
+			if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "session-token") {
+				t.Errorf("Retrieve = %s, %v; want an error saying %q", got.AccessKeyID, err, tc.want)
+			}
+		})
+	}
+}

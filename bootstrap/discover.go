@@ -15,6 +15,7 @@ import (
 	"github.com/eksboot/eksboot/eksapi"
 	"github.com/eksboot/eksboot/imds"
 	"github.com/eksboot/eksboot/internal/quote"
+	"github.com/eksboot/eksboot/internal/strictjson"
 	"github.com/eksboot/eksboot/rootfs"
 )
 
@@ -102,8 +103,8 @@ func readClusterCache(root NodeFiles, path string, c *Config, region string) (*e
 		return nil, nil, err.Error()
 	}
 	var cc clusterCache
-	if err := json.Unmarshal(data, &cc); err != nil {
-		return nil, nil, "not valid JSON"
+	if err := strictjson.Unmarshal(data, &cc, strictjson.Limits{Bytes: 1 << 20, Values: 10_000}); err != nil {
+		return nil, nil, "not valid JSON (a key twice, or past its bounds, is not)"
 	}
 	switch {
 	case cc.Version != clusterCacheVersion:

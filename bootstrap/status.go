@@ -11,6 +11,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/eksboot/eksboot/internal/strictjson"
 	"github.com/eksboot/eksboot/rootfs"
 )
 
@@ -170,7 +171,7 @@ func ReadStatus(files interface {
 		return nil, err
 	}
 	var s Status
-	if err := json.Unmarshal(b, &s); err != nil {
+	if err := strictjson.Unmarshal(b, &s, strictjson.Limits{Bytes: statusLimit, Values: 100_000}); err != nil {
 		return nil, fmt.Errorf("%s: %w", StatusPath, err)
 	}
 	return &s, nil

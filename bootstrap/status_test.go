@@ -129,3 +129,16 @@ func TestNoStatusOutsideTheNodeWithoutItsDirectory(t *testing.T) {
 		t.Errorf("a dry run recorded a status: %v", err)
 	}
 }
+
+// TestReadStatusRefusesAKeyTwice: a status file that says a thing twice (the
+// outcome, in two cases) is refused naming the key, not read with the last.
+func TestReadStatusRefusesAKeyTwice(t *testing.T) {
+	dir := t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(dir, StatusDir), 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, StatusPath), []byte(`{"outcome": "failed", "Outcome": "ok"}`), 0o644))
+	root, err := rootfs.New(dir)
+	must(t, err)
+	if s, err := ReadStatus(root); err == nil || !strings.Contains(err.Error(), StatusPath+": Outcome: a key given twice") {
+		t.Errorf("ReadStatus = %+v, %v; want the key named", s, err)
+	}
+}

@@ -96,6 +96,8 @@ func TestInstanceProfileCredentials(t *testing.T) {
 		{`{"Code":"AssumeRoleUnauthorizedAccess","Message":"EC2 cannot assume the role"}`, Fail, "AssumeRoleUnauthorizedAccess"},
 		{`{"Code":"Success","AccessKeyId":"` + accessKey + `","SecretAccessKey":"` + secretKey + `","Token":"` + sessionTok + `","Expiration":"2020-01-01T00:00:00Z"}`, Fail, "expired at 2020-01-01T00:00:00Z"},
 		{`{"Code":"Success","AccessKeyId":"` + accessKey + `","SecretAccessKey":"` + secretKey + `","Token":"` + sessionTok + `","Expiration":"` + time.Now().Add(2*time.Minute).UTC().Format(time.RFC3339) + `"}`, Warn, "credentials expire in"},
+		// Expired credentials with a second, later expiry: the decoder would keep the later.
+		{`{"Code":"Success","AccessKeyId":"` + accessKey + `","SecretAccessKey":"` + secretKey + `","Token":"` + sessionTok + `","Expiration":"2020-01-01T00:00:00Z","Expiration":"` + time.Now().Add(6*time.Hour).UTC().Format(time.RFC3339) + `"}`, Fail, "are not strict JSON: Expiration: a key given twice"},
 	} {
 		creds := tc.creds
 		n.imds.SetOverride("latest/meta-data/iam/security-credentials/"+role, &creds)

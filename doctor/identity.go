@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/eksboot/eksboot/internal/lazy"
 	"github.com/eksboot/eksboot/internal/quote"
+	"github.com/eksboot/eksboot/internal/strictjson"
 )
 
 const identityGroup = "identity"
@@ -96,7 +96,7 @@ func (d *run) checkExecPlugin() {
 		return
 	}
 	var cred execCredential
-	if err := json.Unmarshal(stdout, &cred); err != nil || cred.Status.Token == "" {
+	if err := strictjson.Unmarshal(stdout, &cred, answerLimits); err != nil || cred.Status.Token == "" {
 		d.add(identityGroup, "identity.exec-plugin", Fail, fmt.Sprintf("%s printed no ExecCredential with a token (%d bytes on stdout)", name, len(stdout)),
 			"Run the command by hand and check its version against the kubeconfig's apiVersion.")
 		return
@@ -184,7 +184,7 @@ func (d *run) checkTokenAccepted() {
 				} `json:"userInfo"`
 			} `json:"status"`
 		}
-		_ = json.Unmarshal(b, &rev)
+		_ = strictjson.Unmarshal(b, &rev, answerLimits)
 		u := rev.Status.UserInfo
 		if name, ok := strings.CutPrefix(u.Username, "system:node:"); !ok || !nodeName.Get().MatchString(name) {
 			d.add(identityGroup, "identity.api", Warn, fmt.Sprintf("the API server knows the token as %s (groups %s), not as a node (system:node:<name>)", d.quote(u.Username), d.groups(u.Groups)),

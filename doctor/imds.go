@@ -2,7 +2,6 @@ package doctor
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +11,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/eksboot/eksboot/internal/strictjson"
 )
 
 // DefaultIMDSEndpoint is the instance metadata service's address.
@@ -208,7 +209,7 @@ func (d *run) checkIMDS() {
 			Region       string `json:"region"`
 			AccountID    string `json:"accountId"`
 		}
-		if json.Unmarshal([]byte(body), &raw) == nil {
+		if strictjson.Unmarshal([]byte(body), &raw, answerLimits) == nil {
 			doc.InstanceID, doc.InstanceType, doc.Region, doc.AccountID = raw.InstanceID, raw.InstanceType, raw.Region, raw.AccountID
 		}
 	}
@@ -237,6 +238,11 @@ func (d *run) checkIMDS() {
 	d.checkCredentials(get)
 }
 
+// answerLimits bound a JSON document doctor reads from outside (IMDS, a
+// credential plugin's ExecCredential, the API server's token review); a key
+// given twice is refused too (strictjson).
+var answerLimits = strictjson.Limits{Bytes: 1 << 20, Values: 10_000}
+
 // checkCredentials: the instance profile's role and its credentials.
 func (d *run) checkCredentials(get func(string) (string, int, error)) {
 	const base = "latest/meta-data/iam/security-credentials/"
@@ -262,8 +268,13 @@ func (d *run) checkCredentials(get func(string) (string, int, error)) {
 		return
 	}
 	var c credentials
-	if err := json.Unmarshal([]byte(body), &c); err != nil {
-		d.add(imdsGroup, "imds.credentials", Fail, fmt.Sprintf("role %s: the credentials are not JSON", d.quote(role)), "Check what answers on the metadata address.")
+	if err := strictjson.Unmarshal([]byte(body), &c, answerLimits); err != nil {
+		why := "are not JSON"
+		var se *strictjson.Error
+		if errors.As(err, &se) {
+			why = "are not strict JSON: " + se.Error()
+		}
+		d.add(imdsGroup, "imds.credentials", Fail, fmt.Sprintf("role %s: the credentials %s", d.quote(role), why), "Check what answers on the metadata address.")
 		return
 	}
 	d.secret(c.AccessKeyID)

@@ -16,7 +16,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -32,6 +31,7 @@ import (
 	"github.com/eksboot/eksboot/awsconf"
 	"github.com/eksboot/eksboot/internal/apierror"
 	"github.com/eksboot/eksboot/internal/quote"
+	"github.com/eksboot/eksboot/internal/strictjson"
 )
 
 // signingName is EKS's SigV4 service name.
@@ -39,6 +39,10 @@ const signingName = "eks"
 
 // maxAnswer bounds the answer read from EKS (a DescribeCluster answer is a few KiB).
 const maxAnswer = 1 << 20
+
+// answerLimits bound a JSON answer of EKS: a DescribeCluster answer holds a few
+// hundred values (tags, logging, the network config).
+var answerLimits = strictjson.Limits{Bytes: maxAnswer, Values: 10_000}
 
 // emptyPayloadHash is the SHA-256 of an empty body, which SigV4 signs for a GET.
 var emptyPayloadHash = func() string { h := sha256.Sum256(nil); return hex.EncodeToString(h[:]) }()
@@ -113,7 +117,7 @@ func (c *Client) DescribeCluster(ctx context.Context, name string) (*Cluster, er
 		return nil, fmt.Errorf("describe cluster %s: %w", quote.Name(name), err)
 	}
 	var a describeClusterAnswer
-	if err := json.Unmarshal(body, &a); err != nil {
+	if err := strictjson.Unmarshal(body, &a, answerLimits); err != nil {
 		return nil, fmt.Errorf("describe cluster %s: decoding the answer: %w", quote.Name(name), err)
 	}
 	if a.Cluster == nil {
@@ -198,7 +202,7 @@ func answerError(resp *http.Response, body []byte) error {
 		Message  string `json:"message"`
 		MessageC string `json:"Message"`
 	}
-	_ = json.Unmarshal(body, &b) // a body that is not JSON has no code or message
+	_ = strictjson.Unmarshal(body, &b, answerLimits) // a body that is not JSON, or not strictly, has no code or message
 	code := cmp.Or(resp.Header.Get("X-Amzn-ErrorType"), b.Type, b.Code)
 	if i := strings.IndexByte(code, ':'); i >= 0 {
 		code = code[:i]

@@ -130,16 +130,20 @@ func TestErrorAnswers(t *testing.T) {
 	}
 }
 
+// TestBadAnswers: an answer that is not a cluster, or that says one thing twice
+// (the decoder would keep the last silently), is an error.
 func TestBadAnswers(t *testing.T) {
-	for name, body := range map[string]string{
-		"not JSON":   "<html>OK</html>",
-		"no cluster": `{"clusters":[]}`,
-		"too large":  `{"cluster":{"name":"` + strings.Repeat("x", 1<<20) + `"}}`,
+	for name, tc := range map[string]struct{ body, want string }{
+		"not JSON":          {"<html>OK</html>", "decoding the answer"},
+		"no cluster":        {`{"clusters":[]}`, "the answer has no cluster"},
+		"too large":         {`{"cluster":{"name":"` + strings.Repeat("x", 1<<20) + `"}}`, "larger than 1048576 bytes"},
+		"an endpoint twice": {`{"cluster":{"name":"demo","endpoint":"https://a.example.com","endpoint":"https://evil.example.com"}}`, "cluster.endpoint: a key given twice"},
+		"a cluster twice":   {`{"cluster":{"name":"demo"},"Cluster":{"name":"evil"}}`, "Cluster: a key given twice"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			c := serve(t, func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte(body)) })
-			if got, err := c.DescribeCluster(context.Background(), "demo"); err == nil {
-				t.Fatalf("no error; got %+v", got)
+			c := serve(t, func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte(tc.body)) })
+			if got, err := c.DescribeCluster(context.Background(), "demo"); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("%+v, error %v; want an error saying %q", got, err, tc.want)
 			}
 		})
 	}

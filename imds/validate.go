@@ -1,7 +1,6 @@
 package imds
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/eksboot/eksboot/internal/lazy"
 	"github.com/eksboot/eksboot/internal/quote"
+	"github.com/eksboot/eksboot/internal/strictjson"
 )
 
 var (
@@ -291,6 +291,10 @@ func parseIPv4CIDR(v string) error {
 	return nil
 }
 
+// identityLimits bound the identity document: about 15 keys on EC2, and a few
+// product codes.
+var identityLimits = strictjson.Limits{Bytes: MaxIdentityDocument, Values: 1000}
+
 // parseIdentityDocument returns the identity document's facts: the region
 // (required), and the others it has ("" when absent or null), each checked as
 // its meta-data path's answer would be.
@@ -310,7 +314,9 @@ func parseIdentityDocument(body string) (Identity, error) {
 		AvailabilityZone string `json:"availabilityZone"`
 		PrivateIP        string `json:"privateIp"`
 	}
-	if err := json.Unmarshal([]byte(text), &doc); err != nil { // null leaves a field ""
+	// A key twice (instanceType twice, or once as InstanceType) is refused: the
+	// decoder would keep one of them silently.
+	if err := strictjson.Unmarshal([]byte(text), &doc, identityLimits); err != nil { // null leaves a field ""
 		return Identity{}, fmt.Errorf("identity document: %w", err)
 	}
 	id := Identity(doc)

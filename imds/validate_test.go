@@ -2,6 +2,7 @@ package imds_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -37,6 +38,8 @@ func TestFetchValidatesEveryFact(t *testing.T) {
 		{"document instance id not one", "", "", imds.PathIdentityDocument, *docWith("instanceId", "attacker.example"), []string{"identity document instanceId", "not an instance ID"}},
 		{"document region not one", "", "", imds.PathIdentityDocument, *docWith("region", "attacker.example"), []string{"identity document region", "not a region"}},
 		{"document zone of another region", "", "", imds.PathIdentityDocument, *docWith("availabilityZone", "eu-west-1a"), []string{"identity document availabilityZone", `"eu-west-1a" is not a zone of region "us-west-2"`}},
+		{"document with instanceType twice", "", "", imds.PathIdentityDocument, withDuplicate("instanceType", "p5.48xlarge"), []string{"identity document: instanceType: a key given twice"}},
+		{"document with region twice in two cases", "", "", imds.PathIdentityDocument, withDuplicate("Region", "us-east-1"), []string{"identity document: Region: a key given twice (also as \"region\""}},
 		{"zone of another region", "availabilityZone", "", imds.PathAvailabilityZone, "eu-west-1a", []string{`"eu-west-1a" is not a zone of region "us-west-2"`}},
 	}
 	for _, tt := range tests {
@@ -85,4 +88,11 @@ func TestFetchTakesTheFirstOfSeveralHostNames(t *testing.T) {
 	if len(f.Warnings) != 1 || !strings.Contains(f.Warnings[0], "3 names") || !strings.Contains(f.Warnings[0], `"ip-192-168-45-67.ec2.internal"`) {
 		t.Errorf("Warnings = %q, want one saying it has 3 names and uses the first", f.Warnings)
 	}
+}
+
+// withDuplicate is the default instance's identity document with key added
+// again, at its end, with value.
+func withDuplicate(key, value string) string {
+	doc := strings.TrimSpace(*withoutKeys())
+	return strings.TrimSuffix(doc, "}") + fmt.Sprintf(", %q: %q}", key, value)
 }
