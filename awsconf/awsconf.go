@@ -42,6 +42,7 @@ import (
 
 	"github.com/eksboot/eksboot/imds"
 	"github.com/eksboot/eksboot/internal/quote"
+	"github.com/eksboot/eksboot/internal/scrub"
 	"github.com/eksboot/eksboot/internal/strictjson"
 )
 
@@ -143,11 +144,14 @@ func Load(opts Options) (aws.Config, error) {
 	}
 	cfg.HTTPClient = NoRedirects(client.GetTransport())
 
+	// The environment's keys are this process's secrets whether or not they sign
+	// (scrub.Process): an answer that quotes them shows none of them.
+	scrub.Process.Add(getenv(EnvAccessKeyID), getenv(EnvSecretAccessKey), getenv(EnvSessionToken))
 	switch id, secret := getenv(EnvAccessKeyID), getenv(EnvSecretAccessKey); {
 	case id != "" && secret != "":
 		cfg.Credentials = aws.NewCredentialsCache(credentials.NewStaticCredentialsProvider(id, secret, getenv(EnvSessionToken)))
 	case opts.Credentials != nil:
-		cfg.Credentials = aws.NewCredentialsCache(opts.Credentials)
+		cfg.Credentials = aws.NewCredentialsCache(secretsOf{opts.Credentials})
 	case strings.EqualFold(getenv(EnvIMDSDisabled), "true"):
 		cfg.Credentials = aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
 			return aws.Credentials{}, fmt.Errorf("no AWS credentials: %s and %s are not both set, and %s=true turns off the instance profile", EnvAccessKeyID, EnvSecretAccessKey, EnvIMDSDisabled)
@@ -158,9 +162,24 @@ func Load(opts Options) (aws.Config, error) {
 			wait: cmp.Or(opts.CredentialsWait, DefaultCredentialsWait),
 			min:  credentialsMinBackoff,
 		}
-		cfg.Credentials = aws.NewCredentialsCache(ec2rolecreds.New(func(o *ec2rolecreds.Options) { o.Client = reader }))
+		cfg.Credentials = aws.NewCredentialsCache(secretsOf{ec2rolecreds.New(func(o *ec2rolecreds.Options) { o.Client = reader })})
 	}
 	return cfg, nil
+}
+
+// secretsOf is a credentials provider that adds every credential it retrieves to
+// the process's secrets (scrub.Process) before anything signs with it, and
+// scrubs its errors (scrub.Err).
+type secretsOf struct{ p aws.CredentialsProvider }
+
+// Retrieve implements aws.CredentialsProvider.
+func (s secretsOf) Retrieve(ctx context.Context) (aws.Credentials, error) {
+	c, err := s.p.Retrieve(ctx)
+	if err != nil {
+		return c, scrub.Err(err)
+	}
+	scrub.Process.Add(c.AccessKeyID, c.SecretAccessKey, c.SessionToken)
+	return c, nil
 }
 
 // DefaultCredentialsWait is how long the instance-profile read waits, by default,
@@ -220,30 +239,40 @@ var credentialsLimits = strictjson.Limits{Bytes: imds.MaxAnswer, Values: 100}
 
 // checkCredentials reads a role's credentials, refuses JSON with a key twice
 // (the SDK's decoder would keep the last of two tokens or expiry times silently)
-// and hands the SDK the same bytes. Its error does not quote the answer.
+// and an answer whose Code is not Success (the SDK's error quotes its message
+// whole), and hands the SDK the same bytes. Its errors never quote the secrets.
 func checkCredentials(path string, out *sdkimds.GetMetadataOutput) (*sdkimds.GetMetadataOutput, error) {
 	b, err := io.ReadAll(out.Content)
 	_ = out.Content.Close()
+	var answer struct{ Code, Message string }
 	if err == nil {
-		err = strictjson.Check(b, credentialsLimits)
+		err = strictjson.Unmarshal(b, &answer, credentialsLimits)
 	}
 	if err != nil {
 		return nil, &credentialsError{path: strings.Trim(path, "/"), err: err}
+	}
+	if !strings.EqualFold(answer.Code, "Success") {
+		return nil, &credentialsError{path: strings.Trim(path, "/"), code: answer.Code, msg: answer.Message}
 	}
 	out.Content = io.NopCloser(bytes.NewReader(b))
 	return out, nil
 }
 
-// credentialsError is a role's credentials refused by checkCredentials.
+// credentialsError is a role's credentials refused by checkCredentials: err, or
+// code and msg when IMDS says they are not there.
 type credentialsError struct {
-	path string
-	err  error
+	path      string
+	err       error
+	code, msg string
 }
 
 func (e *credentialsError) Error() string {
 	var se *strictjson.Error
-	if errors.As(e.err, &se) {
-		return fmt.Sprintf("IMDS latest/meta-data/%s: the credentials: %v", e.path, se)
+	switch {
+	case e.err == nil:
+		return fmt.Sprintf("IMDS latest/meta-data/%s: no credentials: %s: %s", e.path, quote.Name(scrub.Text(e.code)), quote.Value(scrub.Text(e.msg)))
+	case errors.As(e.err, &se):
+		return fmt.Sprintf("IMDS latest/meta-data/%s: the credentials: %s", e.path, scrub.Text(se.Error()))
 	}
 	return fmt.Sprintf("IMDS latest/meta-data/%s: the credentials are not JSON", e.path) // never the answer's text
 }
@@ -290,7 +319,7 @@ type RedirectError struct {
 }
 
 func (e *RedirectError) Error() string {
-	return fmt.Sprintf("%s %s answered %d, a redirect to host %s: not followed (AWS APIs answer directly; a redirect comes from something in between)", e.Method, quote.Name(e.Path), e.Status, quote.Value(e.Host))
+	return fmt.Sprintf("%s %s answered %d, a redirect to host %s: not followed (AWS APIs answer directly; a redirect comes from something in between)", e.Method, quote.Name(scrub.Text(e.Path)), e.Status, quote.Value(scrub.Text(e.Host)))
 }
 
 // RetryableError tells the SDK's retryers (and eksapi.Retryable) not to ask again.

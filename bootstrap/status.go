@@ -11,6 +11,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/eksboot/eksboot/internal/scrub"
 	"github.com/eksboot/eksboot/internal/strictjson"
 	"github.com/eksboot/eksboot/rootfs"
 )
@@ -100,7 +101,7 @@ func digest(b []byte) string {
 func newStatus(c *Config, f *Facts, n *Node, start, end time.Time, err error) *Status {
 	s := &Status{Version: StatusVersion, Started: start.UTC(), Finished: end.UTC(), Outcome: "ok", Phase: "run"}
 	if err != nil {
-		s.Outcome, s.Error = "failed", err.Error()
+		s.Outcome, s.Error = "failed", scrub.Process.Remove(err.Error()) // the last guard: the clients scrub what they quote
 	}
 	if c.ReloadOnly {
 		s.Phase = "config"

@@ -35,6 +35,7 @@ import (
 	"github.com/eksboot/eksboot/bootstrap"
 	"github.com/eksboot/eksboot/cli/flags"
 	"github.com/eksboot/eksboot/internal/quote"
+	"github.com/eksboot/eksboot/internal/scrub"
 	"github.com/eksboot/eksboot/rootfs"
 )
 
@@ -299,7 +300,9 @@ func finishRun(prog string, err error, log *zap.Logger, r *runState, stderr io.W
 		return ExitOK
 	}
 	_ = log.Sync()
-	msg := strings.ReplaceAll(err.Error(), "\n", " ")
+	// The clients scrub what they quote; this is the last guard of the process's own
+	// credentials (scrub.Process).
+	msg := strings.ReplaceAll(scrub.Process.Remove(err.Error()), "\n", " ")
 	if len(msg) > maxLine {
 		// Values and problem lists are capped where they are quoted; this is the
 		// last guard of one readable line (journald splits longer ones).

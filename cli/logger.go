@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/eksboot/eksboot/bootstrap"
+	"github.com/eksboot/eksboot/internal/scrub"
 )
 
 // NewLogger returns the logger for format "console" (human lines without timestamps:
@@ -30,7 +31,7 @@ func NewLogger(format string, w io.Writer) (*zap.Logger, error) {
 	}
 	wantJournal := format == bootstrap.LogJournal || (format == bootstrap.LogConsole && w == io.Writer(os.Stderr) && stderrIsJournal())
 	if wantJournal && journal.Enabled() {
-		return zap.New(newJournalCore(journal.Send, w)).Named("eksboot"), nil
+		return zap.New(secretsCore{newJournalCore(journal.Send, w)}).Named("eksboot"), nil
 	}
 	cfg := encoderConfig()
 	var enc zapcore.Encoder
@@ -42,11 +43,56 @@ func NewLogger(format string, w io.Writer) (*zap.Logger, error) {
 		enc = zapcore.NewConsoleEncoder(cfg)
 	}
 	core := zapcore.NewCore(enc, zapcore.Lock(zapcore.AddSync(w)), zapcore.InfoLevel)
-	log := zap.New(core).Named("eksboot")
+	log := zap.New(secretsCore{core}).Named("eksboot")
 	if wantJournal {
 		log.Warn("--log-format journal: the journal's socket cannot be reached; logging to stderr")
 	}
 	return log, nil
+}
+
+// secretsCore is a core that removes the process's own credentials
+// (scrub.Process) from each entry's message and its text and error fields before
+// the core under it writes them: the clients scrub what they quote from answers;
+// this is the last guard of what the journal keeps.
+type secretsCore struct{ zapcore.Core }
+
+// With implements zapcore.Core.
+func (c secretsCore) With(fields []zapcore.Field) zapcore.Core {
+	return secretsCore{c.Core.With(scrubFields(fields))}
+}
+
+// Check implements zapcore.Core: the entry is written through c.
+func (c secretsCore) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
+	if c.Enabled(e.Level) {
+		return ce.AddCore(e, c)
+	}
+	return ce
+}
+
+// Write implements zapcore.Core.
+func (c secretsCore) Write(e zapcore.Entry, fields []zapcore.Field) error {
+	e.Message = scrub.Process.Remove(e.Message)
+	return c.Core.Write(e, scrubFields(fields))
+}
+
+// scrubFields returns fields with the process's credentials removed from their
+// strings, errors and string lists.
+func scrubFields(fields []zapcore.Field) []zapcore.Field {
+	out := make([]zapcore.Field, len(fields))
+	for i, f := range fields {
+		switch f.Type {
+		case zapcore.StringType:
+			f.String = scrub.Process.Remove(f.String)
+		case zapcore.ErrorType, zapcore.StringerType:
+			if v, ok := f.Interface.(interface{ Error() string }); ok {
+				f = zap.String(f.Key, scrub.Process.Remove(v.Error()))
+			} else if v, ok := f.Interface.(fmt.Stringer); ok {
+				f = zap.String(f.Key, scrub.Process.Remove(v.String()))
+			}
+		}
+		out[i] = f
+	}
+	return out
 }
 
 // stderrIsJournal reports whether stderr is the journal stream that JOURNAL_STREAM

@@ -30,8 +30,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/eksboot/eksboot/internal/lazy"
 	"github.com/eksboot/eksboot/internal/quote"
+	"github.com/eksboot/eksboot/internal/scrub"
 )
 
 // Status is a check's verdict.
@@ -147,8 +147,8 @@ type run struct {
 	o      Options
 	report *Report
 	facts  facts
-	// secrets are values no result may show (tokens, credentials).
-	secrets []string
+	// secrets are values no result may show (tokens, credentials), met by this run.
+	secrets scrub.Secrets
 	// digestKey keys the digests of redacted values (redactFile), drawn once a run.
 	digestKey []byte
 }
@@ -232,36 +232,19 @@ func (d *run) addOrCut(group, check string, s Status, evidence, fix string) *Res
 func (d *run) quote(s string) string { return quote.Value(d.redact(s)) }
 
 // secret marks v as a value no result may show.
-func (d *run) secret(v string) {
-	if len(v) >= 8 {
-		d.secrets = append(d.secrets, v)
-	}
-}
+func (d *run) secret(v string) { d.secrets.Add(v) }
 
 // checkCtx is the context of one network check.
 func (d *run) checkCtx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(d.ctx, d.o.CheckTimeout)
 }
 
-// eksToken is the shape of an EKS bearer token (aws-iam-authenticator's and `aws eks
-// get-token`'s: a presigned STS URL, base64url), which is redacted wherever it shows,
-// known or not (a plugin that fails may print one).
-var eksToken = lazy.Regexp{Expr: `k8s-aws-v1\.[A-Za-z0-9_=-]+`}
-
-// redact removes the secrets met so far, and anything shaped like an EKS token, from
-// s. Checks redact what they quote from outside (a plugin's stderr, journal lines)
-// before they shorten it, so that no prefix of a secret survives.
-func (d *run) redact(s string) string {
-	s = eksToken.Get().ReplaceAllString(s, "(redacted)")
-	if len(d.secrets) == 0 {
-		return s
-	}
-	pairs := make([]string, 0, 2*len(d.secrets))
-	for _, sec := range d.secrets {
-		pairs = append(pairs, sec, "(redacted)")
-	}
-	return strings.NewReplacer(pairs...).Replace(s)
-}
+// redact removes the secrets met so far, the process's own (scrub.Process), and
+// anything shaped like a token (an EKS bearer token, a credential header, a long
+// base64 or hex run: scrub.Tokens) from s. Checks redact what they quote from
+// outside (a plugin's stderr, journal lines, an answer) before they shorten it, so
+// that no prefix of a secret survives.
+func (d *run) redact(s string) string { return d.secrets.Remove(scrub.Text(s)) }
 
 // redactAll is redact over every result's text, the last guard before Run returns,
 // and then oneLine: the evidence and the fix are one line each, and each line of the

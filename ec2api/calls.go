@@ -8,6 +8,7 @@ import (
 
 	"github.com/aws/smithy-go"
 
+	"github.com/eksboot/eksboot/internal/scrub"
 	"github.com/eksboot/eksboot/maxpods"
 )
 
@@ -15,8 +16,13 @@ import (
 // instanceID. An empty name, or an answer without the instance, is an error wrapping
 // ErrEmptyDNSName. An EC2 error is wrapped as is, so its code (e.g.
 // "UnauthorizedOperation", "InvalidInstanceID.NotFound") shows in the message and
-// errors.As finds the smithy.APIError.
+// errors.As finds the smithy.APIError. Errors are scrubbed of secrets (scrub.Err).
 func (c *Client) PrivateDNSName(ctx context.Context, instanceID string) (string, error) {
+	name, err := c.describeInstanceName(ctx, instanceID)
+	return name, scrub.Err(err)
+}
+
+func (c *Client) describeInstanceName(ctx context.Context, instanceID string) (string, error) {
 	if instanceID == "" {
 		return "", errors.New("describe instance: empty instance ID")
 	}
@@ -67,8 +73,14 @@ func privateDNSName(root *element, instanceID string) (name string, found bool, 
 // hypervisor, default vCPUs, IPv4 addresses per interface, and the maximum number of
 // interfaces on the default network card (or of the instance, when EC2 lists no
 // cards). An unknown type (InvalidInstanceType, or an empty answer) is an error
-// wrapping ErrUnknownInstanceType; other EC2 errors are wrapped as is.
+// wrapping ErrUnknownInstanceType; other EC2 errors are wrapped as is. Errors are
+// scrubbed of secrets (scrub.Err).
 func (c *Client) InstanceTypeInfo(ctx context.Context, instanceType string) (maxpods.TypeInfo, error) {
+	info, err := c.instanceTypeInfo(ctx, instanceType)
+	return info, scrub.Err(err)
+}
+
+func (c *Client) instanceTypeInfo(ctx context.Context, instanceType string) (maxpods.TypeInfo, error) {
 	if instanceType == "" {
 		return maxpods.TypeInfo{}, fmt.Errorf("describe instance type: empty name: %w", ErrUnknownInstanceType)
 	}

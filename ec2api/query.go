@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -156,12 +155,13 @@ func (c *Client) attempt(ctx context.Context, action string, body []byte, hash s
 		return nil, &smithyhttp.RequestSendError{Err: err} // a connection error, retryable unless it says otherwise
 	}
 	defer resp.Body.Close()
-	answer, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
-	if err != nil {
-		return nil, &smithyhttp.RequestSendError{Err: fmt.Errorf("reading the answer (HTTP %d): %w", resp.StatusCode, err)}
+	answer, err := apierror.ReadAnswer(resp.Body, resp.StatusCode, maxAnswer)
+	var tooLarge *apierror.TooLargeError
+	if err != nil && !errors.As(err, &tooLarge) {
+		return nil, &smithyhttp.RequestSendError{Err: err} // the connection broke: retryable
 	}
-	if len(answer) > maxAnswer {
-		return nil, fmt.Errorf("the answer (HTTP %d) is larger than %d bytes", resp.StatusCode, maxAnswer)
+	if err != nil {
+		return nil, err
 	}
 	if resp.StatusCode/100 != 2 {
 		return nil, answerError(resp.StatusCode, answer)
@@ -181,20 +181,8 @@ func (c *Client) attempt(ctx context.Context, action string, body []byte, hash s
 type APIError = apierror.APIError
 
 // StatusError is an answer with an error status that is not an EC2 error (no error
-// code: a proxy's or load balancer's page, for example).
-type StatusError struct {
-	// Status is the HTTP status code.
-	Status int
-	// Excerpt is the start of the body.
-	Excerpt string
-}
-
-func (e *StatusError) Error() string {
-	return fmt.Sprintf("HTTP %d without an EC2 error code: %s", e.Status, quote.Value(e.Excerpt))
-}
-
-// HTTPStatusCode returns the HTTP status of the answer.
-func (e *StatusError) HTTPStatusCode() int { return e.Status }
+// code: a proxy's or load balancer's page, for example; internal/apierror).
+type StatusError = apierror.StatusError
 
 // answerError decodes an error answer of the EC2 Query protocol:
 // <Response><Errors><Error><Code>...</Code><Message>...</Message></Error></Errors><RequestID>...</RequestID></Response>.
@@ -211,11 +199,7 @@ func answerError(status int, body []byte) error {
 			}
 		}
 	}
-	excerpt := string(bytes.TrimSpace(body))
-	if len(excerpt) > 120 {
-		excerpt = excerpt[:120] + "..."
-	}
-	return &StatusError{Status: status, Excerpt: excerpt}
+	return apierror.NewStatusError("EC2", status, body)
 }
 
 // firstChild returns e's first child named name, or nil.

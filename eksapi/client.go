@@ -11,14 +11,12 @@ package eksapi
 // tests hold them to the SDK's resolver, which they import (tests only).
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -31,6 +29,7 @@ import (
 	"github.com/eksboot/eksboot/awsconf"
 	"github.com/eksboot/eksboot/internal/apierror"
 	"github.com/eksboot/eksboot/internal/quote"
+	"github.com/eksboot/eksboot/internal/scrub"
 	"github.com/eksboot/eksboot/internal/strictjson"
 )
 
@@ -107,8 +106,13 @@ type describeClusterAnswer struct {
 
 // DescribeCluster implements API. An error answer is returned as an *APIError, so
 // that errors.As finds a smithy.APIError (and its code, e.g. AccessDeniedException)
-// and the HTTP status.
+// and the HTTP status. Errors are scrubbed of secrets (scrub.Err).
 func (c *Client) DescribeCluster(ctx context.Context, name string) (*Cluster, error) {
+	cl, err := c.describeCluster(ctx, name)
+	return cl, scrub.Err(err)
+}
+
+func (c *Client) describeCluster(ctx context.Context, name string) (*Cluster, error) {
 	if name == "" {
 		return nil, errors.New("describe cluster: empty cluster name")
 	}
@@ -159,12 +163,9 @@ func (c *Client) get(ctx context.Context, path string) ([]byte, error) {
 		return nil, err
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
+	body, err := apierror.ReadAnswer(resp.Body, resp.StatusCode, maxAnswer)
 	if err != nil {
-		return nil, fmt.Errorf("reading the answer (HTTP %d): %w", resp.StatusCode, err)
-	}
-	if len(body) > maxAnswer {
-		return nil, fmt.Errorf("the answer (HTTP %d) is larger than %d bytes", resp.StatusCode, maxAnswer)
+		return nil, err
 	}
 	if resp.StatusCode/100 != 2 {
 		return nil, answerError(resp, body)
@@ -177,20 +178,8 @@ func (c *Client) get(ctx context.Context, path string) ([]byte, error) {
 type APIError = apierror.APIError
 
 // StatusError is an answer with an error status that is not an EKS error (no error
-// code: a proxy's or load balancer's page, for example).
-type StatusError struct {
-	// Status is the HTTP status code.
-	Status int
-	// Excerpt is the start of the body.
-	Excerpt string
-}
-
-func (e *StatusError) Error() string {
-	return fmt.Sprintf("HTTP %d without an EKS error code: %q", e.Status, e.Excerpt)
-}
-
-// HTTPStatusCode returns the HTTP status of the answer.
-func (e *StatusError) HTTPStatusCode() int { return e.Status }
+// code: a proxy's or load balancer's page, for example; internal/apierror).
+type StatusError = apierror.StatusError
 
 // answerError decodes an error answer of the REST-JSON protocol: the code comes from
 // the X-Amzn-ErrorType header, else the body's "__type" or "code"; either may carry
@@ -211,11 +200,7 @@ func answerError(resp *http.Response, body []byte) error {
 		code = code[i+1:]
 	}
 	if code == "" {
-		excerpt := string(bytes.TrimSpace(body))
-		if len(excerpt) > 120 {
-			excerpt = excerpt[:120] + "..."
-		}
-		return &StatusError{Status: resp.StatusCode, Excerpt: excerpt}
+		return apierror.NewStatusError("EKS", resp.StatusCode, body)
 	}
 	return &APIError{Status: resp.StatusCode, Code: code, Message: cmp.Or(b.Message, b.MessageC)}
 }

@@ -18,6 +18,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	sdkimds "github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
+
+	"github.com/eksboot/eksboot/internal/scrub"
 )
 
 // Limits of one answer, in bytes, applied on the wire as the body is read (for
@@ -233,7 +235,7 @@ func (c *MetadataClient) GetMetadata(ctx context.Context, in *sdkimds.GetMetadat
 	case ex.status != 0 && ex.status != http.StatusOK:
 		err = statusError(ex.status)
 	}
-	return nil, &PathError{Path: path, Attempts: 1, Status: ex.status, Err: err}
+	return nil, scrub.Err(&PathError{Path: path, Attempts: 1, Status: ex.status, Err: err})
 }
 
 // EnvV1Disabled is the AWS SDKs' variable that turns IMDSv1 off ("true").
@@ -338,6 +340,7 @@ func checkToken(resp *http.Response) error {
 	case strings.IndexFunc(tok, func(r rune) bool { return r <= ' ' || r > '~' }) >= 0:
 		return fmt.Errorf("not a token: %d bytes with white space, control or non-ASCII characters (not quoted)", len(tok))
 	}
+	scrub.Process.Add(tok) // a secret from now on, wherever an answer quotes it
 	return nil
 }
 
@@ -453,7 +456,7 @@ func (c *client) putToken(ctx context.Context, ex *exchange) (string, time.Durat
 		c.v1.Store(true)
 		return "", 0, err
 	}
-	b, _ := io.ReadAll(resp.Body) // checkToken's copy
+	b, _ := io.ReadAll(resp.Body) // checkToken's copy (and the token kept in scrub.Process)
 	ttl, err := strconv.ParseInt(resp.Header.Get(tokenTTLHeader), 10, 64)
 	if err != nil {
 		ex.tokenErr = fmt.Errorf("not a token: no TTL in %s", tokenTTLHeader)

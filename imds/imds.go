@@ -36,6 +36,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/eksboot/eksboot/internal/scrub"
 )
 
 // Defaults for the zero fields of Options.
@@ -213,8 +215,12 @@ type query struct {
 // document lacks, each interface path as soon as the MAC is known. Every
 // failure names the path it concerns; when a path fails for good the others
 // are abandoned, and the failures are joined in a fixed order.
+//
+// The errors and warnings quote the service's answers scrubbed of secrets
+// (scrub.Text): a service that echoes the session token shows none of it.
 func Fetch(ctx context.Context, opts Options) (*Facts, error) {
-	return fetch(ctx, opts, fetchMode{})
+	f, err := fetch(ctx, opts, fetchMode{})
+	return f, scrub.Err(err)
 }
 
 // fetchMode is how fetch reads, for tests and the benchmark: sequential reads

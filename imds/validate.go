@@ -10,6 +10,7 @@ import (
 
 	"github.com/eksboot/eksboot/internal/lazy"
 	"github.com/eksboot/eksboot/internal/quote"
+	"github.com/eksboot/eksboot/internal/scrub"
 	"github.com/eksboot/eksboot/internal/strictjson"
 )
 
@@ -95,7 +96,7 @@ func singleLine(body string) (string, error) {
 // excerpt quotes s for an error message as every eksboot error does
 // (quote.Value: a short escaped prefix, never a certificate). No value from the
 // token endpoint is ever given to it (checkToken).
-func excerpt(s string) string { return quote.Value(s) }
+func excerpt(s string) string { return quote.Value(scrub.Text(s)) }
 
 // Length caps of facts: longer values are no real instance's.
 const (
