@@ -18,6 +18,8 @@ import (
 
 	"github.com/eksboot/eksboot/ec2api"
 	"github.com/eksboot/eksboot/imds"
+	"github.com/eksboot/eksboot/internal/quote"
+	"github.com/eksboot/eksboot/internal/scrub"
 	"github.com/eksboot/eksboot/kubeletconf"
 	"github.com/eksboot/eksboot/nodesys"
 	"github.com/eksboot/eksboot/rootfs"
@@ -404,7 +406,29 @@ func nodeName(ctx context.Context, c *Config, env *Env, inst *imds.Facts, client
 		warn(fmt.Sprintf("ec2:DescribeInstances gave no PrivateDnsName for %s (%v); using IMDS local-hostname %q as the node name", inst.InstanceID, err, inst.LocalHostname))
 		return inst.LocalHostname, "IMDS local-hostname (EC2 could not say)"
 	}
+	// The name becomes the kubelet's --hostname-override and the Node's name: only
+	// a name EC2 gives this instance will do.
+	if !isEC2PrivateName(name, inst.Region) || !ownResourceName(name, inst.InstanceID) {
+		warn(fmt.Sprintf("ec2:DescribeInstances gave %s for %s, not a private DNS name EC2 gives an instance in %s (ip-<address> or %s, then %s); using IMDS local-hostname %q as the node name",
+			quote.Value(scrub.Text(name)), inst.InstanceID, inst.Region, inst.InstanceID, privateDomain(inst.Region), inst.LocalHostname))
+		return inst.LocalHostname, "IMDS local-hostname (EC2's answer was not a private DNS name)"
+	}
 	return name, "ec2:DescribeInstances PrivateDnsName (local-hostname " + strconv.Quote(inst.LocalHostname) + " is not EC2's own name)"
+}
+
+// privateDomain is the domain of EC2's private DNS names in region.
+func privateDomain(region string) string {
+	if region == "us-east-1" {
+		return "ec2.internal"
+	}
+	return region + ".compute.internal"
+}
+
+// ownResourceName reports whether host, a private DNS name, names instanceID when
+// it is resource-based (i-0123....<domain>); an IP-based name names an address.
+func ownResourceName(host, instanceID string) bool {
+	label, _, _ := strings.Cut(host, ".")
+	return !strings.HasPrefix(label, "i-") || label == instanceID
 }
 
 // isEC2PrivateName reports whether host is a private DNS name EC2 itself gives in

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/eksboot/eksboot/ec2api"
+	"github.com/eksboot/eksboot/ec2api/ec2test"
 	"github.com/eksboot/eksboot/imds"
 	"github.com/eksboot/eksboot/imds/imdstest"
 	"github.com/eksboot/eksboot/internal/siminstance"
@@ -70,8 +71,8 @@ func gatherWith(t *testing.T, overrides map[string]string) (f *Facts, api *nameE
 	must(t, err)
 
 	api = &nameEC2{names: map[string]string{
-		c.IMDS.InstanceID:     "ip-10-0-0-1.ec2.internal",
-		"i-0fffffffffffffff0": "ip-10-0-0-2.ec2.internal",
+		c.IMDS.InstanceID:     "ip-10-0-0-1.us-west-2.compute.internal",
+		"i-0fffffffffffffff0": "ip-10-0-0-2.us-west-2.compute.internal",
 	}}
 	env := DefaultEnv(root, zap.NewNop(), &bytes.Buffer{}, &bytes.Buffer{})
 	env.CPUs = c.CPUs
@@ -107,7 +108,7 @@ func TestNodeNameForDocumentInstanceID(t *testing.T) {
 	if f.Instance.InstanceID != want || !slices.Equal(api.calls, []string{want}) {
 		t.Fatalf("instance %s, node-name calls %v; want one for the document's %s", f.Instance.InstanceID, api.calls, want)
 	}
-	if f.PrivateDNSName != "ip-10-0-0-1.ec2.internal" {
+	if f.PrivateDNSName != "ip-10-0-0-1.us-west-2.compute.internal" {
 		t.Errorf("node name %q, want the one of the document's instance", f.PrivateDNSName)
 	}
 }
@@ -123,8 +124,67 @@ func TestNodeNameWithoutDocumentInstanceID(t *testing.T) {
 	if f.Instance.InstanceID != "i-0fffffffffffffff0" || !slices.Equal(api.calls, []string{"i-0fffffffffffffff0"}) {
 		t.Fatalf("instance %s, node-name calls %v; want one for meta-data's i-0fffffffffffffff0", f.Instance.InstanceID, api.calls)
 	}
-	if f.PrivateDNSName != "ip-10-0-0-2.ec2.internal" {
+	if f.PrivateDNSName != "ip-10-0-0-2.us-west-2.compute.internal" {
 		t.Errorf("node name %q, want the one of meta-data/instance-id's instance", f.PrivateDNSName)
+	}
+}
+
+// TestNodeNameFromEC2IsChecked: the PrivateDnsName EC2 answers becomes the node's
+// name (the kubelet's --hostname-override) only when it is a private DNS name EC2
+// gives an instance in the region, a resource name this instance's; any other
+// answer (lines of flags, another domain or region, another instance's, capitals)
+// falls back to IMDS local-hostname with a warning naming it, and the boot goes
+// on (it used to fail late: "environment variable KUBELET_ARGS: value has control
+// chara…", or name the node as the answer said).
+func TestNodeNameFromEC2IsChecked(t *testing.T) {
+	id := base(t).IMDS.InstanceID
+	for _, tc := range []struct {
+		answer string
+		ok     bool
+	}{
+		{"ip-10-0-0-1.us-west-2.compute.internal", true},
+		{id + ".us-west-2.compute.internal", true},
+		{"evil\n--register-node=false $(reboot)", false},
+		{"ip-10-0-0-1.us-west-2.compute.internal\n--register-node=false", false},
+		{"evil.example.com", false},
+		{"kube-apiserver", false},
+		{"ip-10-0-0-1.us-east-2.compute.internal", false},
+		{"ip-10-0-0-1.ec2.internal", false}, // us-east-1's, not us-west-2's
+		{"i-0aaaaaaaaaaaaaaaa.us-west-2.compute.internal", false},
+		{"IP-10-0-0-1.US-WEST-2.COMPUTE.INTERNAL", false},
+		{"ip-10-0-0-1.us-west-2.compute.internal.", false},
+		{strings.Repeat("a", 64) + ".us-west-2.compute.internal", false},
+	} {
+		t.Run(tc.answer, func(t *testing.T) {
+			c := base(t)
+			c.IMDS.LocalHostname = customDomain
+			fakes := c.StartFor(t) // the fake EC2 on 127.0.0.1, the real client
+			unsetAWSExtras(t)
+			fakes.EC2.Update(func(a *ec2test.Answers) { a.Instances = []ec2test.Instance{{ID: id, PrivateDNSName: tc.answer}} })
+			dir := t.TempDir()
+			must(t, c.WriteFiles(dir))
+			root, err := rootfs.New(dir)
+			must(t, err)
+			o, err := parseArgs(append(append([]string{}, c.Args...), "--root", dir, "--no-restart", "--kubelet-version", c.KubeletVersion, "--imds-endpoint", fakes.IMDS.URL()), func(k string) string { return c.Env[k] })
+			must(t, err)
+			cfg, err := Validate(o)
+			must(t, err)
+			env := DefaultEnv(root, zap.NewNop(), &bytes.Buffer{}, &bytes.Buffer{})
+			env.CPUs, env.Getenv = c.CPUs, func(k string) string { return c.Env[k] }
+			env.DNSNameAttempts, env.DNSNameInterval = 1, 0
+			f, err := gatherFacts(context.Background(), cfg, env)
+			must(t, err)
+			want, warned := tc.answer, false
+			if !tc.ok {
+				want = customDomain
+			}
+			for _, w := range f.Warnings {
+				warned = warned || strings.Contains(w, "not a private DNS name EC2 gives an instance in us-west-2")
+			}
+			if f.PrivateDNSName != want || warned == tc.ok {
+				t.Errorf("node name %q (warnings %q); want %q, warned %t", f.PrivateDNSName, f.Warnings, want, !tc.ok)
+			}
+		})
 	}
 }
 

@@ -8,13 +8,16 @@ import (
 
 	"github.com/aws/smithy-go"
 
+	"github.com/eksboot/eksboot/internal/quote"
 	"github.com/eksboot/eksboot/internal/scrub"
 	"github.com/eksboot/eksboot/maxpods"
 )
 
 // PrivateDNSName returns the PrivateDnsName that DescribeInstances reports for
 // instanceID. An empty name, or an answer without the instance, is an error wrapping
-// ErrEmptyDNSName. An EC2 error is wrapped as is, so its code (e.g.
+// ErrEmptyDNSName; an answer for another instance, or for more than one, is an
+// error wrapping ErrBadAnswer (asked for one instance by its ID, EC2 gives that one
+// or none). An EC2 error is wrapped as is, so its code (e.g.
 // "UnauthorizedOperation", "InvalidInstanceID.NotFound") shows in the message and
 // errors.As finds the smithy.APIError. Errors are scrubbed of secrets (scrub.Err).
 func (c *Client) PrivateDNSName(ctx context.Context, instanceID string) (string, error) {
@@ -32,6 +35,8 @@ func (c *Client) describeInstanceName(ctx context.Context, instanceID string) (s
 	}
 	name, found, err := privateDNSName(root, instanceID)
 	switch {
+	case errors.Is(err, ErrBadAnswer):
+		return "", fmt.Errorf("describe instance %s: %w", instanceID, err)
 	case err != nil:
 		return "", fmt.Errorf("describe instance %s: reading the answer: %w", instanceID, err)
 	case !found:
@@ -42,13 +47,15 @@ func (c *Client) describeInstanceName(ctx context.Context, instanceID string) (s
 	return name, nil
 }
 
-// privateDNSName finds instanceID in a DescribeInstancesResponse:
-// reservationSet/item/instancesSet/item with instanceId and privateDnsName.
+// privateDNSName reads the one instance of a DescribeInstancesResponse
+// (reservationSet/item/instancesSet/item with instanceId and privateDnsName), which
+// must be instanceID: another instance, or more than one, is ErrBadAnswer.
 func privateDNSName(root *element, instanceID string) (name string, found bool, err error) {
 	reservations, err := root.items("reservationSet")
 	if err != nil {
 		return "", false, err
 	}
+	var ids []string
 	for _, r := range reservations {
 		instances, err := r.items("instancesSet")
 		if err != nil {
@@ -59,14 +66,18 @@ func privateDNSName(root *element, instanceID string) (name string, found bool, 
 			if err != nil {
 				return "", false, err
 			}
-			if id != instanceID {
-				continue
+			if ids = append(ids, id); len(ids) > 1 {
+				return "", false, fmt.Errorf("%w: more than one instance (%s, %s), want %s alone", ErrBadAnswer, quote.Name(ids[0]), quote.Name(ids[1]), instanceID)
 			}
-			name, err := in.str("privateDnsName")
-			return name, true, err
+			if id != instanceID {
+				return "", false, fmt.Errorf("%w: instance %s, want %s", ErrBadAnswer, quote.Name(id), instanceID)
+			}
+			if name, err = in.str("privateDnsName"); err != nil {
+				return "", false, err
+			}
 		}
 	}
-	return "", false, nil
+	return name, len(ids) == 1, nil
 }
 
 // InstanceTypeInfo returns the facts DescribeInstanceTypes reports for instanceType:

@@ -35,6 +35,10 @@ const MaxAttempts = 3
 // bootstrap.sh retries in that case; callers may too.
 var ErrEmptyDNSName = errors.New("empty private DNS name")
 
+// ErrBadAnswer means EC2's answer is not one EC2 gives to the request: another
+// instance than the one asked for, or several. Callers do not retry it.
+var ErrBadAnswer = errors.New("an answer EC2 does not give")
+
 // ErrUnknownInstanceType means EC2 does not know the instance type
 // (InvalidInstanceType, or an empty answer).
 var ErrUnknownInstanceType = errors.New("unknown instance type")

@@ -69,6 +69,22 @@ func TestHostileAnswers(t *testing.T) {
 			`<DescribeInstancesResponse><reservationSet><instancesSet><item><instanceId>` + instanceID + `</instanceId><privateDnsName>x</privateDnsName></item></instancesSet></reservationSet></DescribeInstancesResponse>`,
 			"instance not in the answer", ErrEmptyDNSName, 1, false,
 		},
+		{
+			"another instance", 200, item(`<instanceId>i-0aaaaaaaaaaaaaaaa</instanceId><privateDnsName>ip-10-0-0-9.us-west-2.compute.internal</privateDnsName>`),
+			"describe instance " + instanceID + ": an answer EC2 does not give: instance i-0aaaaaaaaaaaaaaaa, want " + instanceID, ErrBadAnswer, 1, false,
+		},
+		{
+			"two instances, this one first", 200,
+			`<DescribeInstancesResponse><reservationSet><item><instancesSet><item><instanceId>` + instanceID + `</instanceId><privateDnsName>ip-10-0-1-23.us-west-2.compute.internal</privateDnsName></item>` +
+				`<item><instanceId>i-0aaaaaaaaaaaaaaaa</instanceId><privateDnsName>ip-10-0-0-9.us-west-2.compute.internal</privateDnsName></item></instancesSet></item></reservationSet></DescribeInstancesResponse>`,
+			"an answer EC2 does not give: more than one instance (" + instanceID + ", i-0aaaaaaaaaaaaaaaa)", ErrBadAnswer, 1, false,
+		},
+		{
+			"this one twice, in two reservations", 200,
+			`<DescribeInstancesResponse><reservationSet><item><instancesSet><item><instanceId>` + instanceID + `</instanceId><privateDnsName>ip-10-0-1-23.us-west-2.compute.internal</privateDnsName></item></instancesSet></item>` +
+				`<item><instancesSet><item><instanceId>` + instanceID + `</instanceId><privateDnsName>evil.example.com</privateDnsName></item></instancesSet></item></reservationSet></DescribeInstancesResponse>`,
+			"more than one instance", ErrBadAnswer, 1, false,
+		},
 		{"two names", 200, item(`<instanceId>` + instanceID + `</instanceId><privateDnsName>a</privateDnsName><privateDnsName>b</privateDnsName>`), "two privateDnsName elements in item", nil, 1, false},
 		{"a name with elements", 200, item(`<instanceId>` + instanceID + `</instanceId><privateDnsName><b>a</b></privateDnsName>`), "privateDnsName in item has elements inside", nil, 1, false},
 		{"entity expansion", 200, `<!DOCTYPE a [<!ENTITY e "x">]>` + item(`<instanceId>&e;</instanceId>`), "a DOCTYPE", nil, 1, false},
