@@ -124,6 +124,27 @@ func (c *Client) instanceTypeInfo(ctx context.Context, instanceType string) (max
 	return maxpods.TypeInfo{}, fmt.Errorf("describe instance type %s: not in the answer: %w", instanceType, ErrUnknownInstanceType)
 }
 
+// The ranges of the counts an instance type's facts hold: the largest types have
+// 1,920 vCPUs, 50 addresses per interface and tens of interfaces on a card.
+const (
+	maxVCPUs = 1 << 14
+	maxCount = 1 << 10
+)
+
+// isWord reports whether s is empty or a short word of lower-case letters, digits
+// and '-', as EC2's enumerations are.
+func isWord(s string) bool {
+	if len(s) > 32 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' {
+			return false
+		}
+	}
+	return true
+}
+
 // typeInfo picks the calculator's facts out of one DescribeInstanceTypes item. Facts
 // EC2 leaves out are zero (maxpods.Classic rejects missing ENI or IPv4 counts).
 func typeInfo(it *element) (maxpods.TypeInfo, error) {
@@ -132,12 +153,15 @@ func typeInfo(it *element) (maxpods.TypeInfo, error) {
 	if info.Hypervisor, err = it.str("hypervisor"); err != nil {
 		return maxpods.TypeInfo{}, err
 	}
+	if !isWord(info.Hypervisor) {
+		return maxpods.TypeInfo{}, fmt.Errorf("hypervisor %q is not a word of EC2's (nitro, xen)", quoteShort(info.Hypervisor))
+	}
 	vcpu, err := it.child("vCpuInfo")
 	if err != nil {
 		return maxpods.TypeInfo{}, err
 	}
 	if vcpu != nil {
-		n, err := vcpu.int32("defaultVCpus")
+		n, err := vcpu.count("defaultVCpus", maxVCPUs)
 		if err != nil {
 			return maxpods.TypeInfo{}, err
 		}
@@ -150,7 +174,7 @@ func typeInfo(it *element) (maxpods.TypeInfo, error) {
 	if ni == nil {
 		return maxpods.TypeInfo{}, errors.New("no network info in the answer")
 	}
-	ipv4, err := ni.int32("ipv4AddressesPerInterface")
+	ipv4, err := ni.count("ipv4AddressesPerInterface", maxCount)
 	if err != nil {
 		return maxpods.TypeInfo{}, err
 	}
@@ -160,26 +184,26 @@ func typeInfo(it *element) (maxpods.TypeInfo, error) {
 		return maxpods.TypeInfo{}, err
 	}
 	if len(cards) == 0 {
-		n, err := ni.int32("maximumNetworkInterfaces")
+		n, err := ni.count("maximumNetworkInterfaces", maxCount)
 		if err != nil {
 			return maxpods.TypeInfo{}, err
 		}
 		info.ENIs = int(n)
 		return info, nil
 	}
-	def, err := ni.int32("defaultNetworkCardIndex")
+	def, err := ni.count("defaultNetworkCardIndex", maxCount)
 	if err != nil {
 		return maxpods.TypeInfo{}, err
 	}
 	for _, card := range cards {
-		index, err := card.int32("networkCardIndex")
+		index, err := card.count("networkCardIndex", maxCount)
 		if err != nil {
 			return maxpods.TypeInfo{}, err
 		}
 		if index != def {
 			continue
 		}
-		n, err := card.int32("maximumNetworkInterfaces")
+		n, err := card.count("maximumNetworkInterfaces", maxCount)
 		if err != nil {
 			return maxpods.TypeInfo{}, err
 		}

@@ -65,6 +65,37 @@ func TestTypeInfo(t *testing.T) {
 			wantErr: `ipv4AddressesPerInterface in networkInfo: " 10" is not a 32-bit integer`,
 		},
 		{
+			name:    "a negative count",
+			item:    `<item><networkInfo><maximumNetworkInterfaces>-3</maximumNetworkInterfaces><ipv4AddressesPerInterface>10</ipv4AddressesPerInterface></networkInfo></item>`,
+			wantErr: `maximumNetworkInterfaces in networkInfo: -3 is out of range (0-1024)`,
+		},
+		{
+			name:    "a count no instance has",
+			item:    `<item><networkInfo><maximumNetworkInterfaces>4</maximumNetworkInterfaces><ipv4AddressesPerInterface>2147483647</ipv4AddressesPerInterface></networkInfo></item>`,
+			wantErr: `ipv4AddressesPerInterface in networkInfo: 2147483647 is out of range (0-1024)`,
+		},
+		{
+			name:    "vCPUs no instance has",
+			item:    `<item><vCpuInfo><defaultVCpus>100000</defaultVCpus></vCpuInfo><networkInfo/></item>`,
+			wantErr: `defaultVCpus in vCpuInfo: 100000 is out of range (0-16384)`,
+		},
+		{
+			name:    "a card index no instance has",
+			item:    `<item><networkInfo><defaultNetworkCardIndex>5000</defaultNetworkCardIndex><networkCards><item/></networkCards></networkInfo></item>`,
+			wantErr: `defaultNetworkCardIndex in networkInfo: 5000 is out of range (0-1024)`,
+		},
+		{
+			name:    "a hypervisor that is not a word",
+			item:    `<item><hypervisor>nitro --max-pods=9999</hypervisor><networkInfo/></item>`,
+			wantErr: `hypervisor "nitro --max-pods=9999" is not a word of EC2's (nitro, xen)`,
+		},
+		{
+			name: "the largest counts",
+			item: `<item><hypervisor>nitro</hypervisor><vCpuInfo><defaultVCpus>16384</defaultVCpus></vCpuInfo>
+				<networkInfo><maximumNetworkInterfaces>1024</maximumNetworkInterfaces><ipv4AddressesPerInterface>1024</ipv4AddressesPerInterface></networkInfo></item>`,
+			want: maxpods.TypeInfo{Hypervisor: "nitro", VCPUs: 16384, ENIs: 1024, IPv4PerENI: 1024},
+		},
+		{
 			name:    "two network infos",
 			item:    `<item><networkInfo/><networkInfo/></item>`,
 			wantErr: "two networkInfo elements in item",

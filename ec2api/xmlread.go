@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/eksboot/eksboot/internal/scrub"
 )
 
 // The EC2 Query API answers in XML. encoding/xml would do, but nothing else on
@@ -93,8 +95,20 @@ func (e *element) int32(name string) (int32, error) {
 	return int32(n), nil
 }
 
-// quoteShort cuts s to 40 bytes for an error message.
+// count returns the number in e's child name as int32 does, which must be from 0
+// to most: a count of EC2's facts that a node's max pods is worked out from.
+func (e *element) count(name string, most int32) (int32, error) {
+	n, err := e.int32(name)
+	if err == nil && (n < 0 || n > most) {
+		err = fmt.Errorf("%s in %s: %d is out of range (0-%d)", name, e.name, n, most)
+	}
+	return n, err
+}
+
+// quoteShort scrubs s of secrets (scrub.Text) and cuts it to 40 bytes for an error
+// message.
 func quoteShort(s string) string {
+	s = scrub.Text(s)
 	if len(s) > 40 {
 		return s[:40] + "..."
 	}
