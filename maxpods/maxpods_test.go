@@ -167,3 +167,56 @@ func TestClassic(t *testing.T) {
 		})
 	}
 }
+
+// TestNearMissesAreNotFound: every name one edit away from a name of the table (a
+// byte replaced, removed, added, or two neighbours swapped) is "not found" by
+// Lookup and Info, unless it is itself a row of eni-max-pods.txt, when it gives
+// that row's number. The hash finds one slot for any name, so only the name's
+// comparison tells a new instance type (c7i.larg, c7i.xlarge2) from the one in
+// that slot: without it, 11% of these names got another type's max pods.
+func TestNearMissesAreNotFound(t *testing.T) {
+	rows := map[string]int{}
+	alphabet := map[byte]bool{'A': true, 'Z': true, '_': true, ' ': true, '/': true, 0: true, 0xff: true}
+	for _, r := range dataRows(t) {
+		n, err := strconv.Atoi(r[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows[r[0]] = n
+		for i := 0; i < len(r[0]); i++ {
+			alphabet[r[0][i]] = true
+		}
+	}
+	probed, wrong := 0, 0
+	check := func(name string) {
+		probed++
+		want, inTable := rows[name]
+		got, found := Lookup(name)
+		_, hasInfo := Info(name)
+		if found != inTable || got != want || (hasInfo && !inTable) {
+			if wrong++; wrong <= 10 {
+				t.Errorf("Lookup(%q) = %d, %t; Info found %t; the table has %d, %t", name, got, found, hasInfo, want, inTable)
+			}
+		}
+	}
+	for name := range rows {
+		for i := 0; i <= len(name); i++ {
+			if i < len(name) {
+				check(name[:i] + name[i+1:]) // removed
+				if i+1 < len(name) {
+					check(name[:i] + name[i+1:i+2] + name[i:i+1] + name[i+2:]) // swapped
+				}
+			}
+			for c := range alphabet {
+				if i < len(name) && c != name[i] {
+					check(name[:i] + string([]byte{c}) + name[i+1:]) // replaced
+				}
+				check(name[:i] + string([]byte{c}) + name[i:]) // added
+			}
+		}
+	}
+	if wrong > 0 {
+		t.Errorf("%d of %d near misses answered wrong", wrong, probed)
+	}
+	t.Logf("%d near misses of %d names probed", probed, len(rows))
+}
