@@ -7,6 +7,8 @@ import (
 
 var digits = Regexp{Expr: `^[0-9]+$`}
 
+// TestRegexpCompilesOnceOnFirstUse: eight goroutines Get at once; make race runs
+// it under the race detector, which finds a Get without its sync.Once.
 func TestRegexpCompilesOnceOnFirstUse(t *testing.T) {
 	if digits.re != nil {
 		t.Fatal("compiled before its first use")
