@@ -116,6 +116,17 @@ func (s *Server) ExpireTokens() {
 	s.gen++
 }
 
+// SetTokenTTL makes each token handed out from now on live ttl (whole seconds,
+// at least 1), whatever TTL was asked, and says so in its TTL header: a GET
+// with it after that answers 401, as the real service does when a token has run
+// out. Each PUT hands out a new token. 0 restores the default: the asked TTL
+// echoed, never enforced.
+func (s *Server) SetTokenTTL(ttl time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tokenTTL = ttl
+}
+
 // SetIMDSv1 lets GETs without a token be answered (IMDSv1) when allowed is
 // true; by default they answer 401, as on instances that require IMDSv2. A
 // wrong or expired token answers 401 either way.

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/eksboot/eksboot/internal/fakehttp"
 	"github.com/eksboot/eksboot/internal/siminstance"
@@ -65,6 +66,8 @@ type Server struct {
 	gen      int                // token generation: tokens of older ones are expired
 	v1       bool               // GETs without a token are answered (IMDSv1)
 	hopLimit int                // the IP TTL of token answers (SetHopLimit); 0: the system's
+	tokenTTL time.Duration      // SetTokenTTL's lifetime of each token; 0: the asked TTL, never enforced
+	expires  time.Time          // when the current token runs out (with tokenTTL)
 	reqs     []Request
 
 	closeOnce sync.Once
@@ -228,6 +231,11 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, path, key string
 			return send(w, http.StatusBadRequest, "Bad Request", nil)
 		}
 		s.mu.Lock()
+		if s.tokenTTL > 0 { // a new token each time, living tokenTTL whatever was asked
+			s.gen++
+			s.expires = time.Now().Add(s.tokenTTL)
+			ttl = strconv.Itoa(int(s.tokenTTL / time.Second))
+		}
 		tok, hops := tokenOf(s.gen), s.hopLimit
 		s.mu.Unlock()
 		if hops > 0 {
@@ -237,9 +245,10 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, path, key string
 	case http.MethodGet:
 		s.mu.Lock()
 		tok, v1 := tokenOf(s.gen), s.v1
+		expired := s.tokenTTL > 0 && time.Now().After(s.expires)
 		body, ok := s.tree[key]
 		s.mu.Unlock()
-		if got := r.Header.Get(tokenHeader); got != tok && (got != "" || !v1) {
+		if got := r.Header.Get(tokenHeader); (got != tok || expired) && (got != "" || !v1) {
 			return send(w, http.StatusUnauthorized, "Unauthorized", nil)
 		}
 		if !ok {
