@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -145,5 +146,48 @@ func TestRedirectIsNotFollowed(t *testing.T) {
 	}
 	if n.Load() != 1 || leaked.Load() != 0 {
 		t.Errorf("%d requests, %d to the other host; want 1 and 0", n.Load(), leaked.Load())
+	}
+}
+
+// TestALargeAnswerCostsItsLimit: an answer of 64 MiB, streamed (the server never
+// holds it), fails at the 1 MiB limit having cost a few MiB of memory, not the
+// answer's size: the body is read through the limit, not whole and then measured.
+func TestALargeAnswerCostsItsLimit(t *testing.T) {
+	const size = 64 << 20
+	for _, status := range []int{200, 500} {
+		t.Run(http.StatusText(status), func(t *testing.T) {
+			var sent atomic.Int64
+			head, xs := []byte("<a>"), []byte(strings.Repeat("x", 32<<10)) // made once: the server allocates nothing as it sends
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.WriteHeader(status)
+				_, _ = w.Write(head)
+				for sent.Load() < size {
+					n, err := w.Write(xs)
+					sent.Add(int64(n))
+					if err != nil {
+						return
+					}
+				}
+			}))
+			t.Cleanup(srv.Close)
+			hermeticEnv(t, srv.URL)
+			cfg, err := LoadConfig("us-west-2", "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := New(cfg)
+			runtime.GC()
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			_, err = c.PrivateDNSName(context.Background(), instanceID)
+			runtime.ReadMemStats(&after)
+			if err == nil || !strings.Contains(err.Error(), "larger than 1048576 bytes") {
+				t.Fatalf("PrivateDNSName: %v; want the 1 MiB limit named", err)
+			}
+			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 8<<20 {
+				t.Errorf("the call allocated %d MiB for a %d MiB answer; want a few MiB, the limit's", alloc>>20, size>>20)
+			}
+			t.Logf("%d MiB sent before the client hung up, %.1f MiB allocated; %v", sent.Load()>>20, float64(after.TotalAlloc-before.TotalAlloc)/(1<<20), err)
+		})
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -319,4 +320,31 @@ func TestErrorAnswersAreOneShortLine(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestALargeAnswerCostsItsLimit: a DescribeCluster answer of 64 MiB, streamed,
+// fails at the 1 MiB limit having cost a few MiB of memory, not its size.
+func TestALargeAnswerCostsItsLimit(t *testing.T) {
+	const size = 64 << 20
+	head, xs := []byte(`{"cluster":{"name":"`), []byte(strings.Repeat("x", 32<<10)) // made once: the server allocates nothing as it sends
+	c := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write(head)
+		for sent := 0; sent < size; sent += len(xs) {
+			if _, err := w.Write(xs); err != nil {
+				return
+			}
+		}
+	})
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := c.DescribeCluster(context.Background(), "demo")
+	runtime.ReadMemStats(&after)
+	if err == nil || !strings.Contains(err.Error(), "larger than 1048576 bytes") {
+		t.Fatalf("DescribeCluster: %v; want the 1 MiB limit named", err)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 8<<20 {
+		t.Errorf("the call allocated %d MiB for a %d MiB answer; want a few MiB, the limit's", alloc>>20, size>>20)
+	}
+	t.Logf("%.1f MiB allocated: %v", float64(after.TotalAlloc-before.TotalAlloc)/(1<<20), err)
 }
