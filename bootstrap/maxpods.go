@@ -20,8 +20,9 @@ const pathENIMaxPods = "/etc/eks/eni-max-pods.txt"
 
 // ec2TypeTimeout bounds ec2:DescribeInstanceTypes, retries included (the SDK's
 // retryer bounds the attempts to ec2api.MaxAttempts), so a hung EC2 delays the boot
-// by at most this much before max pods falls back. It leaves room for the waits
-// after throttling (ec2api.ThrottleDelay: up to 20s, then up to 60s), which spread a
+// by at most this much before max pods falls back. It is also the budget of the
+// waits after throttling (ec2api.ThrottleDelayWithin: the first retry within the
+// first half of what is left, the last within the second half), which spread a
 // herd of nodes booting at once so that each gets its answer (docs/performance.md);
 // an unreachable EC2 fails fast, with the SDK's short delays.
 const ec2TypeTimeout = 90 * time.Second

@@ -196,7 +196,7 @@ func TestBootStorm(t *testing.T) {
 	if got := fakes.EC2.Calls("DescribeInstanceTypes"); got != typeCalls {
 		t.Errorf("the nodes counted %d DescribeInstanceTypes requests, the fake %d", typeCalls, got)
 	}
-	backoff := "eksboot (ec2api.ThrottleDelay)"
+	backoff := "eksboot (ec2api.ThrottleDelayWithin the 90 s deadline)"
 	if sdkBackoff {
 		backoff = "the SDK's"
 	}

@@ -82,3 +82,49 @@ func TestThrottledCallAttempts(t *testing.T) {
 		t.Errorf("throttled %d times, want %d", got, MaxAttempts)
 	}
 }
+
+// TestThrottleDelayWithin checks the spans of the waits budgeted against a
+// deadline (values, not timings): of what is left less the last attempt's room,
+// an earlier retry within the first half, the last within the second.
+func TestThrottleDelayWithin(t *testing.T) {
+	const left = 90 * time.Second
+	usable := left - attemptRoom
+	for range 1000 {
+		if d := ThrottleDelayWithin(1, 3, left); d < 0 || d >= usable/2 {
+			t.Fatalf("retry 1 of 2: %v, want within [0, %v)", d, usable/2)
+		}
+		if d := ThrottleDelayWithin(2, 3, left); d < usable/2 || d >= usable {
+			t.Fatalf("retry 2 of 2: %v, want within [%v, %v)", d, usable/2, usable)
+		}
+		if d := ThrottleDelayWithin(2, 3, 10*time.Second); d < 4*time.Second || d >= 8*time.Second {
+			t.Fatalf("retry 2 of 2, 10 s left: %v, want within [4s, 8s) (the room is a fifth of what is left)", d)
+		}
+	}
+	if d := ThrottleDelayWithin(1, 3, 0); d != 0 {
+		t.Errorf("no time left: %v, want no wait", d)
+	}
+}
+
+// TestThrottledCallKeepsToItsDeadline: a call EC2 throttles at every attempt,
+// under a deadline of 6 s, makes its MaxAttempts attempts within it and fails with
+// EC2's RequestLimitExceeded, not with the deadline: its waits are budgeted
+// against the deadline, the last attempt given room before it.
+func TestThrottledCallKeepsToItsDeadline(t *testing.T) {
+	srv, c := newFake(t)
+	srv.Update(func(a *ec2test.Answers) {
+		a.RateLimits["DescribeInstanceTypes"] = ec2test.RateLimit{N: 1, Interval: time.Hour}
+	})
+	if _, err := c.InstanceTypeInfo(context.Background(), "m5.large"); err != nil {
+		t.Fatalf("first call: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Second)
+	defer cancel()
+	_, err := c.InstanceTypeInfo(ctx, "m5.large")
+	var apiErr smithy.APIError
+	if !errors.As(err, &apiErr) || apiErr.ErrorCode() != "RequestLimitExceeded" || ctx.Err() != nil {
+		t.Errorf("throttled call: %v (context: %v); want RequestLimitExceeded before the deadline", err, ctx.Err())
+	}
+	if got := srv.Calls("DescribeInstanceTypes"); got != 1+MaxAttempts {
+		t.Errorf("DescribeInstanceTypes asked %d times, want %d", got, 1+MaxAttempts)
+	}
+}

@@ -49,7 +49,8 @@ type Client struct {
 	endpoint    string // scheme://host[/base path], no trailing '/'
 	endpointErr error  // why there is no endpoint, returned by every call
 	retryer     aws.Retryer
-	window      time.Duration // WithThrottleBackoff's
+	window      time.Duration // the fixed windows after a throttle (ThrottleDelay)
+	budget      bool          // after a throttle, ThrottleDelayWithin the call's deadline when it has one
 }
 
 // Option changes a Client made by New.
@@ -59,8 +60,9 @@ type Option func(*Client)
 // client (when nil, one that follows no redirect: awsconf.NoRedirects), endpoint
 // (see Endpoint; a bad endpoint setting is the error of every call) and retryer
 // (cfg.Retryer, MaxAttempts with LoadConfig; without one, the SDK's standard
-// retryer), spacing the retries of throttled calls with
-// WithThrottleBackoff(ThrottleWindow), then applying opts.
+// retryer), spacing the retries of throttled calls within the call's deadline
+// (ThrottleDelayWithin) or, without one, ThrottleWindow's windows, then applying
+// opts.
 func New(cfg aws.Config, opts ...Option) *Client {
 	c := &Client{
 		http:   cfg.HTTPClient,
@@ -78,7 +80,7 @@ func New(cfg aws.Config, opts ...Option) *Client {
 	}
 	endpoint, err := Endpoint(cfg)
 	c.endpoint, c.endpointErr = strings.TrimSuffix(endpoint, "/"), err
-	for _, o := range append([]Option{WithThrottleBackoff(ThrottleWindow)}, opts...) {
+	for _, o := range append([]Option{WithThrottleBackoff(ThrottleWindow), withDeadlineBudget}, opts...) {
 		o(c)
 	}
 	if c.window > 0 {
@@ -122,6 +124,9 @@ func (c *Client) call(ctx context.Context, action string, params url.Values) (*e
 		delay, delayErr := c.retryer.RetryDelay(attempt, err)
 		if delayErr != nil {
 			return nil, err
+		}
+		if deadline, ok := ctx.Deadline(); ok && c.budget && isThrottle(err) {
+			delay = ThrottleDelayWithin(attempt, c.retryer.MaxAttempts(), time.Until(deadline))
 		}
 		t := time.NewTimer(delay)
 		select {
