@@ -3,6 +3,12 @@ package imds_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"runtime"
 	"strings"
 	"testing"
@@ -146,6 +152,54 @@ func TestFetchErrorsNeverQuoteTheToken(t *testing.T) {
 			}
 			if !strings.Contains(msg, "not a token") {
 				t.Errorf("error %q does not say the answer is not a token", msg)
+			}
+		})
+	}
+}
+
+// TestAnEchoOfThePlainTokenIsScrubbed: a service (here a proxy in front of the
+// fake) whose session token is plain words, with no token's shape, and which
+// echoes it in the host name, as a second name (a warning quotes it) and as one
+// that is not a host name (the error quotes it): neither shows any of it, because
+// the client holds each token it accepts for a secret of the process
+// (scrub.Process), which every excerpt of an answer is scrubbed of.
+func TestAnEchoOfThePlainTokenIsScrubbed(t *testing.T) {
+	const plain = "plain-session-words-of-a-token"
+	for _, tc := range []struct {
+		name     string
+		hostname func(tok string) string
+	}{
+		{"a second name", func(tok string) string { return "ip-10-0-0-1.ec2.internal " + tok }},
+		{"not a host name", func(tok string) string { return tok + "!" }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fake := startFake(t, imdstest.DefaultInstance())
+			target, err := url.Parse(fake.URL())
+			if err != nil {
+				t.Fatal(err)
+			}
+			forward := httputil.NewSingleHostReverseProxy(target)
+			proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				switch {
+				case r.Method == http.MethodPut:
+					w.Header().Set("X-Aws-Ec2-Metadata-Token-Ttl-Seconds", "300")
+					_, _ = io.WriteString(w, plain)
+				case r.URL.Path == "/"+imds.PathLocalHostname:
+					_, _ = io.WriteString(w, tc.hostname(r.Header.Get("X-Aws-Ec2-Metadata-Token")))
+				default:
+					r.Header.Set("X-Aws-Ec2-Metadata-Token", imdstest.Token) // the fake's own
+					forward.ServeHTTP(w, r)
+				}
+			}))
+			t.Cleanup(proxy.Close)
+			opts := imds.Options{Endpoint: proxy.URL, Timeout: 5 * time.Second, AttemptTimeout: 2 * time.Second, MinBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond}
+			f, err := imds.Fetch(context.Background(), opts)
+			text := fmt.Sprint(err)
+			if f != nil {
+				text += strings.Join(f.Warnings, "\n")
+			}
+			if !strings.Contains(text, "(redacted)") || strings.Contains(text, plain[:12]) {
+				t.Errorf("Fetch quoted the host name without the token redacted: %s", text)
 			}
 		})
 	}
