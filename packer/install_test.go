@@ -163,13 +163,13 @@ func unitsWithAlias(t *testing.T) string {
 	return dir
 }
 
-// TestShellcheck runs shellcheck on install.sh and fake-image.sh (POSIX sh, from
-// their #! lines).
+// TestShellcheck runs shellcheck on install.sh (with image-lib.sh, which it
+// sources), image-lib.sh and fake-image.sh (POSIX sh).
 func TestShellcheck(t *testing.T) {
 	needTools(t, "shellcheck")
 	t.Parallel()
-	for _, f := range []string{"install.sh", "fake-image.sh"} {
-		if code, out := command(t, ".", nil, "shellcheck", f); code != 0 {
+	for _, f := range []string{"install.sh", "image-lib.sh", "fake-image.sh"} {
+		if code, out := command(t, ".", nil, "shellcheck", "-x", f); code != 0 {
 			t.Errorf("shellcheck %s: exit %d:\n%s", f, code, out)
 		}
 	}
@@ -187,7 +187,8 @@ func readFile(t *testing.T, path string) string {
 
 // installed is the tree install.sh (with its default units) must leave on a root that
 // was image before it: the binary, the shim as bootstrap.sh with the image's script
-// kept as bootstrap.sh.orig, kubelet-version.txt, the units and the boot units' links,
+// kept as bootstrap.sh.orig, kubelet-version.txt, the units (the image's
+// kubelet.service kept as kubelet.service.orig) and the boot units' links,
 // eksboot.d; and on AL2023 nodeadm's enablement links gone (its units kept).
 func installed(t *testing.T, image map[string]string, kubeletVersion string, al2023 bool) map[string]string {
 	t.Helper()
@@ -205,6 +206,10 @@ func installed(t *testing.T, image map[string]string, kubeletVersion string, al2
 	}
 	if orig, ok := image["etc/eks/bootstrap.sh"]; ok && !strings.HasPrefix(orig, "link -> ") {
 		want["etc/eks/bootstrap.sh.orig"] = orig
+	}
+	// The image's own kubelet.service (AL2023's runs nodeadm's flags) too.
+	if orig, ok := image["etc/systemd/system/kubelet.service"]; ok {
+		want["etc/systemd/system/kubelet.service.orig"] = orig
 	}
 	want["etc/eks/bootstrap.sh"] = "file 0755 " + readFile(t, shim)
 	want["usr/bin/eksboot"] = "file 0755 " + readFile(t, binary)
@@ -260,7 +265,8 @@ func TestInstallOnAL2023MakesEksbootTheOnlyBootstrapper(t *testing.T) {
 		"install.sh: /etc/eks/bootstrap.sh: kept the original as /etc/eks/bootstrap.sh.orig",
 		"install.sh: /etc/eks/bootstrap.sh: installed (mode 0755)",
 		"install.sh: /etc/eks/kubelet-version.txt: unchanged",
-		"install.sh: /etc/systemd/system/kubelet.service: updated (mode 0644)",
+		"install.sh: /etc/systemd/system/kubelet.service: kept the original as /etc/systemd/system/kubelet.service.orig",
+		"install.sh: /etc/systemd/system/kubelet.service: installed (mode 0644)",
 		"install.sh: /etc/systemd/system/multi-user.target.wants/eksboot-run.service: linked to /etc/systemd/system/eksboot-run.service",
 		"install.sh: nodeadm-config.service: disabled (removed /etc/systemd/system/multi-user.target.wants/nodeadm-config.service;",
 		"install.sh: nodeadm-run.service: disabled (removed /etc/systemd/system/multi-user.target.wants/nodeadm-run.service;",
