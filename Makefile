@@ -1,7 +1,11 @@
 # eksboot — see README.md. `make help` lists the targets.
 SHELL := /bin/bash
 GO ?= go
-VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+# The version, from git tags (tools/release version): vX.Y.Z at a release tag,
+# vX.Y.Z+N.gHASH N commits after one, v0.0.0+N.gHASH before the first, .dirty (or
+# +dirty) with uncommitted changes; "dev" outside a checkout. eksboot version prints
+# it; the packages carry it without the v. Worked out once, when a target uses it.
+VERSION ?= $(eval VERSION := $(shell $(GO) run -C tools/release . version 2>/dev/null || echo dev))$(VERSION)
 LDFLAGS := -s -w -X github.com/eksboot/eksboot/cli.Version=$(VERSION)
 BIN := bin/eksboot
 # What `eksboot render` execs, beside bin/eksboot: render's implementation, whose
@@ -26,8 +30,9 @@ demo: build ## Run bin/eksboot end to end on a simulated m5.large, on an AL2023 
 	$(NETNS) sh -c 'ip link set lo up 2>/dev/null; exec ./bin/eksboot-demo --binary ./$(BIN) --image-profile $(DEMO_PROFILE)'
 
 .PHONY: test
-test: check check-generated ## gofmt, go vet, golangci-lint, every test (real systemd over D-Bus when root), the race detector (make race), a short fuzz run.
+test: check check-generated ## gofmt, go vet, golangci-lint, every test (real systemd over D-Bus when root; tools/release's too), the race detector (make race), a short fuzz run.
 	$(NETNS) sh -c 'ip link set lo up 2>/dev/null; CGO_ENABLED=0 exec $(GO) test -count=1 -skip "^$(TWICE)$$" ./...'
+	CGO_ENABLED=0 $(GO) test -C tools/release -count=1 ./...
 	@echo "$(TWICE): each hostile NodeConfig booted twice (cmd/eksboot/reboot_test.go)"
 	@set -o pipefail; $(NETNS) sh -c 'ip link set lo up 2>/dev/null; CGO_ENABLED=0 exec $(GO) test -count=1 -v -run "^$(TWICE)$$" ./cmd/eksboot' \
 	  | grep -E '^ +reboot_test.go:[0-9]+: |^(--- FAIL|FAIL|ok)' | sed -E 's/^ +reboot_test.go:[0-9]+: outcome: /  /' | cut -c1-240
@@ -108,6 +113,7 @@ check: lint ## gofmt, go vet and golangci-lint (make lint).
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt would change: $$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) vet -C tools/release ./...
 
 # golangci-lint, pinned, built once into bin/tools/ (about two minutes on a fresh machine).
 GOLANGCI_LINT_VERSION := v2.15.0
@@ -130,6 +136,7 @@ $(DEADCODE):
 .PHONY: lint
 lint: $(GOLANGCI_LINT) $(DEADCODE) ## golangci-lint with .golangci.yml (staticcheck, errcheck, govet with nilness, gofumpt, godot, gocyclo (30), misspell), then deadcode on the node's binary, eksboot-render and the demo.
 	$(GOLANGCI_LINT) run ./...
+	cd tools/release && $(CURDIR)/$(GOLANGCI_LINT) run ./...
 	@out=$$($(DEADCODE) ./cmd/eksboot ./cmd/eksboot-render ./internal/demo) || exit 1; \
 	  if [ -n "$$out" ]; then printf '%s\n' "$$out"; echo "deadcode: unreachable functions (delete them; a test helper goes in a _test file or a …test package the demo does not link)"; exit 1; fi
 

@@ -39,9 +39,11 @@ import (
 	"github.com/eksboot/eksboot/rootfs"
 )
 
-// Version is eksboot's release tag, set at build time with
-// -ldflags "-X github.com/eksboot/eksboot/cli.Version=..." (the commit, its time and
-// the Go version come from the build information: version.go).
+// Version is eksboot's version from git tags (tools/release version: v0.3.0 at a
+// release tag, v0.3.0+4.g0123456789ab after one), set at build time with
+// -ldflags "-X github.com/eksboot/eksboot/cli.Version=..." by make build and the
+// packages (the commit, its time and the Go version come from the build
+// information: version.go).
 var Version = "dev"
 
 // Exit statuses, of every command and of eksboot-render (cli/rendercmd).
