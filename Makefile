@@ -90,6 +90,15 @@ man: ## Write the eksboot(8) manual page and the bash, zsh and fish completion s
 	bin/eksboot-host completion zsh > $(DOCS)/completion/_eksboot
 	bin/eksboot-host completion fish > $(DOCS)/completion/eksboot.fish
 
+# The architectures make package builds for, as GOARCH names.
+PACKAGE_ARCHES ?= amd64,arm64
+
+# Everything it writes is dated by the commit (SOURCE_DATE_EPOCH, else the commit
+# time), so two runs on a commit from clean checkouts write the same bytes.
+.PHONY: package
+package: ## An RPM, a DEB and a tarball for each of linux/amd64 and linux/arm64 (PACKAGE_ARCHES), and SHA256SUMS, into dist/ (tools/release; reproducible from a clean checkout).
+	$(GO) run -C tools/release . -out $(CURDIR)/dist -arch $(PACKAGE_ARCHES) package
+
 ##@ Node image (packer/README.md)
 
 # Packer never calls home (its checkpoint version check).
@@ -194,8 +203,8 @@ storm: ## Boot storm: STORM_NODES (2000) nodes of an unknown type at once, EC2 t
 	done
 
 .PHONY: clean
-clean: ## Remove build output.
-	rm -rf bin
+clean: ## Remove build output (bin/, dist/).
+	rm -rf bin dist
 
 ##@ Node in a box (docs/development.md)
 
