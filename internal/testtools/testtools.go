@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -68,6 +69,18 @@ func MainWithEksboot(m *testing.M, dir string, bin *string, siblings ...string) 
 	code := m.Run()
 	cleanup()
 	os.Exit(code)
+}
+
+// BuildRelease runs make package's program (tools/release, at dir from the test's
+// folder) for arch into out, writing the formats (rpm, deb, tar.gz) and
+// SHA256SUMS, and returns its output.
+func BuildRelease(dir, out, arch string, formats ...string) (string, error) {
+	cmd := exec.Command("go", "run", "-C", dir, ".", "-out", out, "-arch", arch, "-formats", strings.Join(formats, ","), "package")
+	b, err := cmd.CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("tools/release package: %w\n%s", err, b)
+	}
+	return string(b), nil
 }
 
 // Require returns the path of the external tool name. When it is missing the test
