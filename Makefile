@@ -103,16 +103,21 @@ package: ## An RPM, a DEB and a tarball for each of linux/amd64 and linux/arm64 
 
 # Packer never calls home (its checkpoint version check).
 PACKER ?= env CHECKPOINT_DISABLE=1 packer
-# The AMI's architecture follows the binary's (GOARCH=arm64 make ami for Graviton).
-PACKER_VARS = -var eksboot_binary=$(CURDIR)/$(BIN) -var docs_dir=$(CURDIR)/$(DOCS) -var eksboot_version=$(VERSION) \
-  -var architecture=$(if $(filter arm64,$(shell $(GO) env GOARCH)),arm64,x86_64)
+# The AMI's architecture follows GOARCH (GOARCH=arm64 make ami for Graviton); Packer
+# installs make package's RPM of that architecture (tools/release names it).
+AMI_GOARCH = $(shell $(GO) env GOARCH)
+AMI_RPM = $(shell $(GO) run -C tools/release . -out $(CURDIR)/dist -arch $(AMI_GOARCH) -formats rpm names)
+PACKER_VARS = -var eksboot_rpm=$(AMI_RPM) -var eksboot_version=$(VERSION) \
+  -var architecture=$(if $(filter arm64,$(AMI_GOARCH)),arm64,x86_64)
 
 .PHONY: ami
-ami: build man ## Build the EKS node AMI with Packer (needs AWS credentials; never run in CI).
+ami: ## Build the EKS node AMI with Packer from make package's RPM (needs AWS credentials; never run in CI).
+	$(MAKE) --no-print-directory package PACKAGE_ARCHES=$(AMI_GOARCH)
 	cd packer && $(PACKER) build -only=amazon-ebs.eks-node $(PACKER_VARS) $(PACKER_FLAGS) .
 
 .PHONY: packer-validate
-packer-validate: build man ## packer fmt -check and packer validate of the template (offline).
+packer-validate: ## packer fmt -check and packer validate of the template, with make package's RPM (offline).
+	$(MAKE) --no-print-directory package PACKAGE_ARCHES=$(AMI_GOARCH)
 	cd packer && $(PACKER) fmt -check . && $(NETNS) $(PACKER) validate $(PACKER_VARS) .
 
 ##@ Checks

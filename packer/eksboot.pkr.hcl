@@ -1,11 +1,14 @@
-# Bakes eksboot into an EKS node image. Two sources run the same provisioning script,
-# install.sh:
+# Bakes eksboot into an EKS node image by installing its RPM (make package), the one
+# path to an image. Two sources:
 #
-#   amazon-ebs.eks-node  launches the source EKS AMI, installs eksboot into / and
-#                        registers a new AMI (make ami; needs AWS credentials);
+#   amazon-ebs.eks-node  launches the source EKS AMI, uploads the RPM, installs it with
+#                        rpm -U (its scripts keep the image's bootstrap.sh, enable
+#                        eksboot's units and disable nodeadm's) and registers a new AMI
+#                        (make ami; needs AWS credentials);
 #   null.staging         lays out a stand-in of the source image (fake-image.sh) in
-#                        var.staging_dir and runs install.sh into it on this machine,
-#                        so the provisioning path is tested without AWS (make test).
+#                        var.staging_dir and installs the same RPM into it with
+#                        rpm --root on this machine, so the provisioning path is tested
+#                        without AWS (make test).
 #
 # Written for Packer 1.6.6 (Debian's packer) and newer: no packer.required_plugins
 # and no data sources, which 1.6.6 does not know. Packer 1.10 and later ship no
@@ -29,27 +32,12 @@ locals {
     )
   )
   ami_name = var.ami_name != "" ? var.ami_name : "eksboot-eks-node-${var.image_family}-${var.kubernetes_version}-${var.architecture}-${formatdate("YYYYMMDDhhmmss", timestamp())}"
-  # What make build and make man write. A fresh checkout has neither, and Packer would
-  # only say "stat ../bin/eksboot: no such file": the path it reports names the fix.
-  default_binary = "${path.root}/../bin/eksboot"
-  eksboot_binary = var.eksboot_binary != "" ? var.eksboot_binary : (
-    fileexists(local.default_binary) ? local.default_binary : "${local.default_binary} is missing: run make build first (or give -var eksboot_binary=PATH)"
-  )
-  # eksboot-render, the program `eksboot render` execs, goes beside eksboot.
-  default_render_binary = "${var.eksboot_binary != "" ? dirname(var.eksboot_binary) : "${path.root}/../bin"}/eksboot-render"
-  eksboot_render_binary = var.eksboot_render_binary != "" ? var.eksboot_render_binary : (
-    fileexists(local.default_render_binary) ? local.default_render_binary : "${local.default_render_binary} is missing: run make build first (or give -var eksboot_render_binary=PATH)"
-  )
-  default_docs = "${path.root}/../bin/docs"
-  docs_dir = var.docs_dir != "" ? var.docs_dir : (
-    fileexists("${local.default_docs}/eksboot.8") ? local.default_docs : "${local.default_docs} is missing: run make man first (or give -var docs_dir=PATH)"
-  )
-  units_dir     = "${path.root}/../assets"
-  install_sh    = "${path.root}/install.sh"
+  # What make package writes. Unset, the path Packer reports names the fix.
+  eksboot_rpm   = var.eksboot_rpm != "" ? var.eksboot_rpm : "eksboot_rpm is not set: run make package first and give -var eksboot_rpm=../dist/eksboot-VERSION-1.ARCH.rpm (make ami does both)"
   fake_image_sh = "${path.root}/fake-image.sh"
   # The kubelet version of the local source's stand-in image.
   staging_kubelet_version = var.kubelet_version != "" ? var.kubelet_version : "v${var.kubernetes_version}.0"
-  # Where the amazon-ebs build uploads the binaries and the units before install.sh runs.
+  # Where the amazon-ebs build uploads the RPM.
   upload_dir = "/tmp/eksboot-install"
 }
 
@@ -87,8 +75,7 @@ source "null" "staging" {
 build {
   sources = ["source.amazon-ebs.eks-node", "source.null.staging"]
 
-  # On the build instance: upload the binaries, the bootstrap.sh shim and the units,
-  # then run install.sh as root.
+  # On the build instance: upload the RPM and install it as root.
   provisioner "shell" {
     only   = ["amazon-ebs.eks-node"]
     inline = ["mkdir -p ${local.upload_dir}"]
@@ -96,58 +83,13 @@ build {
 
   provisioner "file" {
     only        = ["amazon-ebs.eks-node"]
-    source      = local.eksboot_binary
-    destination = "${local.upload_dir}/eksboot"
-  }
-
-  provisioner "file" {
-    only        = ["amazon-ebs.eks-node"]
-    source      = local.eksboot_render_binary
-    destination = "${local.upload_dir}/eksboot-render"
-  }
-
-  # eksboot(8) and the completion scripts (make man).
-  provisioner "file" {
-    only        = ["amazon-ebs.eks-node"]
-    source      = "${local.docs_dir}/"
-    destination = "${local.upload_dir}/docs"
-  }
-
-  provisioner "file" {
-    only        = ["amazon-ebs.eks-node"]
-    source      = "${local.units_dir}/bootstrap.sh"
-    destination = "${local.upload_dir}/bootstrap.sh"
-  }
-
-  provisioner "file" {
-    only        = ["amazon-ebs.eks-node"]
-    source      = "${local.units_dir}/kubelet.service"
-    destination = "${local.upload_dir}/kubelet.service"
-  }
-
-  provisioner "file" {
-    only        = ["amazon-ebs.eks-node"]
-    source      = "${local.units_dir}/eksboot-config.service"
-    destination = "${local.upload_dir}/eksboot-config.service"
-  }
-
-  provisioner "file" {
-    only        = ["amazon-ebs.eks-node"]
-    source      = "${local.units_dir}/eksboot-run.service"
-    destination = "${local.upload_dir}/eksboot-run.service"
+    source      = local.eksboot_rpm
+    destination = "${local.upload_dir}/eksboot.rpm"
   }
 
   provisioner "shell" {
     only   = ["amazon-ebs.eks-node"]
-    script = local.install_sh
-    environment_vars = [
-      "DESTDIR=/",
-      "EKSBOOT_BINARY=${local.upload_dir}/eksboot",
-      "EKSBOOT_RENDER_BINARY=${local.upload_dir}/eksboot-render",
-      "UNITS_DIR=${local.upload_dir}",
-      "DOCS_DIR=${local.upload_dir}/docs",
-    ]
-    execute_command = "sudo env {{ .Vars }} sh '{{ .Path }}'"
+    inline = ["sudo rpm -Uvh ${local.upload_dir}/eksboot.rpm"]
   }
 
   # A smoke test of the result: the binaries run and eksboot answers as bootstrap.sh,
@@ -155,6 +97,7 @@ build {
   provisioner "shell" {
     only = ["amazon-ebs.eks-node"]
     inline = [
+      "rpm -q eksboot",
       "eksboot version",
       "eksboot-render --help >/dev/null",
       "test -s /usr/share/man/man8/eksboot.8 && test -s /usr/share/bash-completion/completions/eksboot",
@@ -169,7 +112,9 @@ build {
   }
 
   # On this machine: a stand-in of the source image in the staging folder, then the
-  # same install.sh into it.
+  # same RPM into it. rpm runs the package's scripts chrooted in the folder (hence
+  # root, and the stand-in's static busybox as its shell); the database goes where
+  # AL2023's and AL2's rpm keep it.
   provisioner "shell-local" {
     only   = ["null.staging"]
     script = local.fake_image_sh
@@ -182,16 +127,18 @@ build {
   }
 
   provisioner "shell-local" {
-    only   = ["null.staging"]
-    script = local.install_sh
+    only = ["null.staging"]
+    inline = [
+      "[ -n \"$DESTDIR\" ] && [ \"$DESTDIR\" != / ] || { echo 'staging_dir is not set' >&2; exit 1; }",
+      # rpm only warns when a package's script fails: that fails the build here.
+      "out=$(rpm --root \"$DESTDIR\" --dbpath /var/lib/rpm -Uvh \"$EKSBOOT_RPM\" 2>&1) || { printf '%s\\n' \"$out\"; exit 1; }",
+      "printf '%s\\n' \"$out\"",
+      "case $out in *'scriptlet failed'*) exit 1 ;; esac",
+    ]
     environment_vars = [
       "DESTDIR=${var.staging_dir}",
-      "EKSBOOT_BINARY=${local.eksboot_binary}",
-      "EKSBOOT_RENDER_BINARY=${local.eksboot_render_binary}",
-      "UNITS_DIR=${local.units_dir}",
-      "DOCS_DIR=${local.docs_dir}",
-      "KUBELET_VERSION=${local.staging_kubelet_version}",
+      "EKSBOOT_RPM=${local.eksboot_rpm}",
     ]
-    execute_command = ["/bin/sh", "-c", "{{ .Vars }} /bin/sh {{ .Script }}"]
+    execute_command = ["/bin/sh", "-c", "{{ .Vars }} /bin/sh -e {{ .Script }}"]
   }
 }

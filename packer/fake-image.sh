@@ -5,7 +5,9 @@
 # the layout of each family and where each file comes from on the real image.
 #
 # The executables are stand-ins: the kubelet and containerd answer --version as the
-# image's do (install.sh and eksboot read that), the rest exit 1.
+# image's do (install.sh and eksboot read that), the rest exit 1. The image's shell
+# and tools are a static busybox, /bin/busybox with its applets linked in /bin: the
+# RPM's scripts run in them, chrooted in the root (rpm --root).
 #
 # Environment:
 #   DESTDIR          the staging folder (required; it must exist and be empty, and it
@@ -13,6 +15,8 @@
 #   IMAGE_FAMILY     al2023 (default) or al2
 #   KUBELET_VERSION  the kubelet version the stand-in kubelet reports (required),
 #                    e.g. v1.35.0-eks-4a1b2c3
+#   BUSYBOX          a static busybox (default: busybox on PATH; Debian's
+#                    busybox-static)
 set -eu
 umask 022
 
@@ -33,6 +37,9 @@ al2023 | al2) ;;
 esac
 [ -n "${KUBELET_VERSION:-}" ] || die "KUBELET_VERSION is not set (the version the stand-in kubelet reports)"
 kubelet_line="Kubernetes v${KUBELET_VERSION#v}"
+busybox=${BUSYBOX:-$(command -v busybox || true)}
+[ -f "${busybox:-/nonexistent}" ] ||
+	die "no busybox (apt-get install busybox-static, or set BUSYBOX): the stand-in's shell, in which the RPM's scripts run"
 
 # put PATH MODE writes stdin to $root/PATH with MODE.
 put() {
@@ -188,5 +195,17 @@ al2() {
 	stand_in /usr/sbin/runc
 }
 
+# shell lays out the image's shell and tools: busybox and a link to it for each of
+# its applets, in /bin.
+shell() {
+	mkdir -p "$root/bin"
+	cp "$busybox" "$root/bin/busybox"
+	chmod 0755 "$root/bin/busybox"
+	for applet in $("$busybox" --list); do
+		[ "$applet" = busybox ] || ln -s busybox "$root/bin/$applet"
+	done
+}
+
+shell
 "$family"
 say "laid out the $family image's files in $DESTDIR (kubelet $kubelet_line)"

@@ -1,9 +1,9 @@
 #!/bin/sh
-# install.sh: everything the node image needs for eksboot, done against any root.
-#
-# The Packer template runs this one script both on the build instance (DESTDIR=/) and
-# into a staging folder (DESTDIR=/some/dir), so CI exercises the same provisioning
-# path without AWS. It:
+# install.sh: everything the node image needs for eksboot, done against any root,
+# without a package manager: the installer of make package's tarball, whose folder
+# holds its inputs (eksboot, eksboot-render, units/, docs/). The RPM and the DEB do
+# the same with their files and scripts (image-lib.sh's functions, which this script
+# sources); the tests install both beside this script and compare the trees. It:
 #
 #   1. installs the static binary as /usr/bin/eksboot (0755), and eksboot-render, the
 #      program `eksboot render` runs (render's simulator, kept out of the binary every

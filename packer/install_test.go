@@ -190,7 +190,7 @@ func readFile(t *testing.T, path string) string {
 // kept as bootstrap.sh.orig, kubelet-version.txt, the units (the image's
 // kubelet.service kept as kubelet.service.orig) and the boot units' links,
 // eksboot.d; and on AL2023 nodeadm's enablement links gone (its units kept).
-func installed(t *testing.T, image map[string]string, kubeletVersion string, al2023 bool) map[string]string {
+func installed(t *testing.T, image map[string]string, kubeletVersion string, al2023 bool, in inputs) map[string]string {
 	t.Helper()
 	want := map[string]string{}
 	for k, v := range image {
@@ -212,8 +212,8 @@ func installed(t *testing.T, image map[string]string, kubeletVersion string, al2
 		want["etc/systemd/system/kubelet.service.orig"] = orig
 	}
 	want["etc/eks/bootstrap.sh"] = "file 0755 " + readFile(t, shim)
-	want["usr/bin/eksboot"] = "file 0755 " + readFile(t, binary)
-	want["usr/bin/eksboot-render"] = "file 0755 " + readFile(t, renderBinary())
+	want["usr/bin/eksboot"] = "file 0755 " + readFile(t, in.eksboot)
+	want["usr/bin/eksboot-render"] = "file 0755 " + readFile(t, in.render)
 	want["etc/eks/kubelet-version.txt"] = "file 0644 Kubernetes " + kubeletVersion + "\n"
 	for _, unit := range []string{"kubelet.service", "eksboot-config.service", "eksboot-run.service"} {
 		want["etc/systemd/system/"+unit] = "file 0644 " + readFile(t, "../assets/"+unit)
@@ -229,8 +229,28 @@ func installed(t *testing.T, image map[string]string, kubeletVersion string, al2
 			delete(want, "etc/systemd/system/multi-user.target.wants/"+unit)
 		}
 	}
+	if in.docs != "" {
+		for src, dst := range map[string]string{
+			"eksboot.8":               "usr/share/man/man8/eksboot.8",
+			"completion/eksboot.bash": "usr/share/bash-completion/completions/eksboot",
+			"completion/_eksboot":     "usr/share/zsh/site-functions/_eksboot",
+			"completion/eksboot.fish": "usr/share/fish/vendor_completions.d/eksboot.fish",
+		} {
+			want[dst] = "file 0644 " + readFile(t, filepath.Join(in.docs, src))
+			for d := filepath.Dir(dst); d != "."; d = filepath.Dir(d) {
+				dir(d)
+			}
+		}
+	}
 	return want
 }
+
+// inputs are what install.sh installs: the binaries and, unless "", the docs
+// folder (DOCS_DIR).
+type inputs struct{ eksboot, render, docs string }
+
+// testBinaries are the package's test build of eksboot and eksboot-render, no docs.
+func testBinaries() inputs { return inputs{binary, renderBinary(), ""} }
 
 // fakeImage lays out the stand-in image of family in a new root (fake-image.sh) and
 // returns it.
@@ -276,7 +296,7 @@ func TestInstallOnAL2023MakesEksbootTheOnlyBootstrapper(t *testing.T) {
 		}
 	}
 	first := tree(t, root)
-	testtools.CompareTrees(t, first, installed(t, image, version, true))
+	testtools.CompareTrees(t, first, installed(t, image, version, true, testBinaries()))
 
 	code, out = command(t, ".", env, "sh", "install.sh")
 	if code != 0 {

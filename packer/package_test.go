@@ -41,6 +41,12 @@ var buildRelease = sync.OnceValues(func() (release, error) {
 	return r, nil
 })
 
+// inputs are the tarball's binaries and docs, what its install.sh installs and
+// the packages hold.
+func (r release) inputs() inputs {
+	return inputs{filepath.Join(r.tarball, "eksboot"), filepath.Join(r.tarball, "eksboot-render"), filepath.Join(r.tarball, "docs")}
+}
+
 // builtRelease returns the release, built on first use.
 func builtRelease(t *testing.T) release {
 	t.Helper()
@@ -56,6 +62,9 @@ func builtRelease(t *testing.T) release {
 // its own; the stand-in images and an empty root have none).
 func withShell(t *testing.T, root string) {
 	t.Helper()
+	if _, err := os.Lstat(filepath.Join(root, "bin/busybox")); err == nil {
+		return // fake-image.sh's
+	}
 	bb := testtools.Require(t, "busybox")
 	writeFile(t, root, "bin/busybox", readFile(t, bb), 0o755)
 	if b, err := exec.Command("chroot", root, "/bin/busybox", "--install", "-s", "/bin").CombinedOutput(); err != nil {

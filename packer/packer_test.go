@@ -2,7 +2,6 @@ package packer
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -37,11 +36,12 @@ var families = []struct {
 func TestTemplate(t *testing.T) {
 	needTools(t, "packer")
 	t.Parallel()
+	rel := builtRelease(t)
 	if code, out := command(t, ".", packerEnv, "packer", "fmt", "-check", "."); code != 0 {
 		t.Errorf("packer fmt -check: exit %d (run packer fmt packer/):\n%s", code, out)
 	}
 	for _, family := range []string{"al2023", "al2"} {
-		if code, out := command(t, ".", packerEnv, "packer", "validate", "-var", "eksboot_binary="+binary, "-var", "docs_dir="+docsDir(t), "-var", "image_family="+family, "."); code != 0 {
+		if code, out := command(t, ".", packerEnv, "packer", "validate", "-var", "eksboot_rpm="+rel.rpm, "-var", "image_family="+family, "."); code != 0 {
 			t.Errorf("packer validate -var image_family=%s: exit %d:\n%s", family, code, out)
 		}
 	}
@@ -49,7 +49,7 @@ func TestTemplate(t *testing.T) {
 		{"kubernetes_version=v1.32", "kubernetes_version must be a minor version"},
 		{"image_family=bottlerocket", "image_family must be al2023 or al2"},
 	} {
-		code, out := command(t, ".", packerEnv, "packer", "validate", "-var", "eksboot_binary="+binary, "-var", "docs_dir="+docsDir(t), "-var", tc.vars, ".")
+		code, out := command(t, ".", packerEnv, "packer", "validate", "-var", "eksboot_rpm="+rel.rpm, "-var", tc.vars, ".")
 		if code == 0 || !strings.Contains(out, tc.want) {
 			t.Errorf("packer validate -var %s: exit %d, want a failure naming the rule:\n%s", tc.vars, code, out)
 		}
@@ -76,28 +76,25 @@ func TestTemplate(t *testing.T) {
 	}
 }
 
-// stage runs the template's local source for family into a new staging root and
-// returns it.
-func stage(t *testing.T, family, kubelet string) string {
+// stage runs the template's local source for family into a new staging root, which
+// installs the RPM of rel there, and returns the root.
+func stage(t *testing.T, rel release, family, kubelet string) string {
 	t.Helper()
 	root := filepath.Join(t.TempDir(), "root")
 	if err := os.Mkdir(root, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	code, out := command(t, ".", packerEnv, "packer", "build", "-color=false", "-only="+localSource,
-		"-var", "staging_dir="+root, "-var", "eksboot_binary="+binary, "-var", "docs_dir="+docsDir(t), "-var", "image_family="+family,
+		"-var", "staging_dir="+root, "-var", "eksboot_rpm="+rel.rpm, "-var", "image_family="+family,
 		"-var", "kubelet_version="+kubelet, ".")
 	if code != 0 {
 		t.Fatalf("packer build -only=%s: exit %d:\n%s", localSource, code, out)
 	}
 	for _, want := range []string{
 		"fake-image.sh: laid out the " + family + " image's files",
-		"install.sh: image: " + family + " (ID=amzn",
-		"install.sh: /usr/bin/eksboot: installed (mode 0755)",
-		"install.sh: /usr/bin/eksboot-render: installed (mode 0755)",
-		"install.sh: /usr/share/man/man8/eksboot.8: installed (mode 0644)",
-		"install.sh: /etc/eks/bootstrap.sh: kept the original as /etc/eks/bootstrap.sh.orig",
-		"install.sh: done",
+		"eksboot preinstall: image: " + family + " (ID=amzn",
+		"eksboot preinstall: /etc/eks/bootstrap.sh: kept the original as /etc/eks/bootstrap.sh.orig",
+		"eksboot postinstall: /etc/systemd/system/multi-user.target.wants/eksboot-run.service: linked to /etc/systemd/system/eksboot-run.service",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("packer build output lacks %q:\n%s", want, out)
@@ -108,18 +105,21 @@ func stage(t *testing.T, family, kubelet string) string {
 
 // TestStagingBuild runs the local build of each image family and checks the staged
 // root: its whole layout (the stand-in image, as fake-image.sh lays it out, with
-// install.sh's changes), that its unit links are what `systemctl enable` (and on
-// AL2023 `systemctl disable` of nodeadm) make, and that the staged
-// /etc/eks/bootstrap.sh configures it exactly like `eksboot bootstrap`.
+// the RPM's files and its scripts' changes, those install.sh makes, as
+// TestPackagesInstallAsInstallSh holds them to), that its unit links are what
+// `systemctl enable` (and on AL2023 `systemctl disable` of nodeadm) make, and that
+// the staged /etc/eks/bootstrap.sh configures it exactly like `eksboot bootstrap`.
 func TestStagingBuild(t *testing.T) {
-	needTools(t, "packer")
+	needTools(t, "packer", "rpm")
+	needRoot(t, "rpm --root runs the package's scripts chrooted in the staging root")
 	t.Parallel()
+	rel := builtRelease(t)
 	for _, f := range families {
 		t.Run(f.name, func(t *testing.T) {
 			t.Parallel()
-			staged := stage(t, f.name, f.kubelet)
+			staged := stage(t, rel, f.name, f.kubelet)
 			image := tree(t, fakeImage(t, f.name, f.kubelet))
-			testtools.CompareTrees(t, tree(t, staged), withDocs(t, installed(t, image, f.kubelet, f.name == "al2023")))
+			testtools.CompareTrees(t, withoutPackageDB(tree(t, staged)), installed(t, image, f.kubelet, f.name == "al2023", rel.inputs()))
 			if t.Failed() {
 				t.FailNow()
 			}
@@ -269,71 +269,21 @@ func testStagedMaxPodsHook(t *testing.T, staged string) {
 }
 
 // TestLocalSourceNeedsStagingDir is a guard for the template's wiring: without a
-// staging folder the local source must fail, because fake-image.sh and install.sh
-// refuse an empty DESTDIR rather than writing into this machine. The binary it is
+// staging folder the local source must fail, because fake-image.sh and the rpm step
+// refuse an empty DESTDIR rather than installing into this machine. The RPM it is
 // given does not exist, so even a broken guard could install nothing.
 func TestLocalSourceNeedsStagingDir(t *testing.T) {
 	needTools(t, "packer")
 	t.Parallel()
 	code, out := command(t, ".", packerEnv, "packer", "build", "-color=false", "-only="+localSource,
-		"-var", "eksboot_binary=/nonexistent/eksboot", ".")
-	if code == 0 || !strings.Contains(out, "fake-image.sh: error: DESTDIR is not set") || strings.Contains(out, "install.sh:") {
-		t.Errorf("packer build without staging_dir: exit %d, want fake-image.sh to refuse before install.sh runs:\n%s", code, out)
+		"-var", "eksboot_rpm=/nonexistent/eksboot.rpm", ".")
+	if code == 0 || !strings.Contains(out, "fake-image.sh: error: DESTDIR is not set") || strings.Contains(out, "rpm --root") || strings.Contains(out, "eksboot preinstall") {
+		t.Errorf("packer build without staging_dir: exit %d, want fake-image.sh to refuse before rpm runs:\n%s", code, out)
 	}
 }
 
-// docsDir writes what make man writes (eksboot.8 and completion/) with the test's
-// binary into a new folder and returns it.
-func docsDir(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	for file, args := range map[string][]string{
-		"eksboot.8":               {"man"},
-		"completion/eksboot.bash": {"completion", "bash"},
-		"completion/_eksboot":     {"completion", "zsh"},
-		"completion/eksboot.fish": {"completion", "fish"},
-	} {
-		out, err := exec.Command(binary, args...).Output()
-		if err != nil {
-			t.Fatalf("eksboot %s: %v", strings.Join(args, " "), err)
-		}
-		p := filepath.Join(dir, file)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, out, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
-
-// withDocs adds to want the manual page and the completion scripts that install.sh
-// installs from DOCS_DIR, as the binary writes them.
-func withDocs(t *testing.T, want map[string]string) map[string]string {
-	t.Helper()
-	for p, args := range map[string][]string{
-		"usr/share/man/man8/eksboot.8":                     {"man"},
-		"usr/share/bash-completion/completions/eksboot":    {"completion", "bash"},
-		"usr/share/zsh/site-functions/_eksboot":            {"completion", "zsh"},
-		"usr/share/fish/vendor_completions.d/eksboot.fish": {"completion", "fish"},
-	} {
-		out, err := exec.Command(binary, args...).Output()
-		if err != nil {
-			t.Fatalf("eksboot %s: %v", strings.Join(args, " "), err)
-		}
-		want[p] = "file 0644 " + string(out)
-		for d := filepath.Dir(p); d != "."; d = filepath.Dir(d) {
-			if _, ok := want[d]; !ok {
-				want[d] = "dir 0755"
-			}
-		}
-	}
-	return want
-}
-
-// TestFreshCheckoutValidate: packer validate in a checkout where make build and make
-// man have not run names the step that is missing, not only the file.
+// TestFreshCheckoutValidate: packer validate in a checkout where make package has not
+// run names the step that is missing, not only the file.
 func TestFreshCheckoutValidate(t *testing.T) {
 	needTools(t, "packer")
 	t.Parallel()
@@ -342,10 +292,10 @@ func TestFreshCheckoutValidate(t *testing.T) {
 	copyTree(t, "../assets", filepath.Join(checkout, "assets"))
 	dir := filepath.Join(checkout, "packer")
 	code, out := command(t, dir, packerEnv, "packer", "validate", ".")
-	if code == 0 || !strings.Contains(out, "run make build first") || !strings.Contains(out, "run make man first") {
-		t.Errorf("packer validate without bin/: exit %d, want it to say make build and make man come first:\n%s", code, out)
+	if code == 0 || !strings.Contains(out, "run make package first") {
+		t.Errorf("packer validate without an RPM: exit %d, want it to say make package comes first:\n%s", code, out)
 	}
-	if code, out := command(t, dir, packerEnv, "packer", "validate", "-var", "eksboot_binary="+binary, "-var", "docs_dir="+docsDir(t), "."); code != 0 {
+	if code, out := command(t, dir, packerEnv, "packer", "validate", "-var", "eksboot_rpm="+builtRelease(t).rpm, "."); code != 0 {
 		t.Errorf("packer validate with both: exit %d:\n%s", code, out)
 	}
 }

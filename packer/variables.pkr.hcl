@@ -71,34 +71,22 @@ variable "ami_name" {
   description = "Name of the new AMI; empty means eksboot-eks-node-<image_family>-<kubernetes_version>-<architecture>-<UTC time>."
 }
 
-variable "eksboot_binary" {
+variable "eksboot_rpm" {
   type        = string
   default     = ""
-  description = "The static eksboot binary to install; empty means bin/eksboot of this repository (make build)."
-}
-
-variable "eksboot_render_binary" {
-  type        = string
-  default     = ""
-  description = "The static eksboot-render binary (what eksboot render runs) to install beside eksboot; empty means eksboot-render beside eksboot_binary (make build writes bin/eksboot-render)."
-}
-
-variable "docs_dir" {
-  type        = string
-  default     = ""
-  description = "The folder with eksboot.8 and completion/ (bash, zsh, fish) to install; empty means bin/docs of this repository (make man)."
+  description = "The eksboot RPM to install, of the image's architecture: make package writes dist/eksboot-VERSION-1.x86_64.rpm and dist/eksboot-VERSION-1.aarch64.rpm (make ami and make packer-validate build and pass the one of GOARCH)."
 }
 
 variable "eksboot_version" {
   type        = string
   default     = "dev"
-  description = "eksboot version recorded in the AMI's tags (make ami passes git describe)."
+  description = "eksboot version recorded in the AMI's tags (make ami passes tools/release's, which the RPM carries)."
 }
 
 variable "staging_dir" {
   type        = string
   default     = ""
-  description = "Local source only: the folder that stands for / (it must exist and be empty: the build lays out a stand-in image of image_family in it, then runs install.sh)."
+  description = "Local source only: the folder that stands for / (it must exist and be empty: the build lays out a stand-in image of image_family in it, then installs the RPM into it with rpm --root, as root)."
 }
 
 variable "kubelet_version" {
