@@ -1,7 +1,7 @@
 //go:build e2e
 
 // Package e2e boots a node in a box: a Debian root with real systemd, cloud-init,
-// containerd and a real kubelet, provisioned with packer/install.sh, under
+// containerd and a real kubelet, eksboot installed from its DEB (make package), under
 // systemd-nspawn with only a loopback network, next to a real API server. Each
 // case's user data goes through cloud-init and eksboot as on EC2, and the Node is
 // checked through the API server. `make e2e` runs it (root only); see
@@ -20,6 +20,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -157,13 +158,19 @@ func prepareOnce(t *testing.T) (*build, error) {
 		return nil, err
 	}
 	teardown = append(teardown, func() { _ = os.RemoveAll(tmp) })
-	bl.eksboot = filepath.Join(tmp, "eksboot")
 	bl.imdsd = filepath.Join(tmp, "e2e-imdsd")
 	bl.pause = filepath.Join(tmp, "e2e-pause")
-	// eksboot-render beside eksboot, where packer/install.sh takes it from (as from
-	// make build's bin/).
-	render := filepath.Join(tmp, "eksboot-render")
-	for out, pkg := range map[string]string{bl.eksboot: "./cmd/eksboot", render: "./cmd/eksboot-render", bl.imdsd: "./e2e/imdsd", bl.pause: "./e2e/pause"} {
+	// The DEB every box installs: make package's, for this machine.
+	dist := filepath.Join(tmp, "dist")
+	if _, err := testtools.BuildRelease(filepath.Join(repo, "tools/release"), dist, runtime.GOARCH, "deb"); err != nil {
+		return nil, err
+	}
+	debs, err := filepath.Glob(filepath.Join(dist, "eksboot_*.deb"))
+	if err != nil || len(debs) != 1 {
+		return nil, fmt.Errorf("make package wrote %v in %s, want one DEB (%v)", debs, dist, err)
+	}
+	bl.deb = debs[0]
+	for out, pkg := range map[string]string{bl.imdsd: "./e2e/imdsd", bl.pause: "./e2e/pause"} {
 		cmd := exec.Command("go", "build", "-tags", testtools.NodeTags, "-o", out, pkg)
 		cmd.Dir = repo
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")

@@ -21,9 +21,9 @@ const imdsAddr = "127.0.0.1:1338"
 
 // build holds what every box is made from.
 type build struct {
-	repo    string // the repository (packer/install.sh, assets/)
+	repo    string // the repository
 	base    string // the cached Debian root
-	eksboot string // the static binary
+	deb     string // eksboot's DEB (make package)
 	imdsd   string // the fake IMDS as a process (e2e/imdsd)
 	pause   string // the local images' program (e2e/pause)
 	k8s     map[string]string
@@ -32,21 +32,20 @@ type build struct {
 }
 
 // provision makes the box's root into a node image: what an EKS AMI has that
-// Debian lacks (the kubelet, the credential provider's config), eksboot as the AMI
-// build installs it (packer/install.sh with DESTDIR), then the test's furniture:
+// Debian lacks (the kubelet, the credential provider's config), eksboot from its DEB
+// (dpkg --root: its scripts run in the box's root, as the RPM's do in an AMI's
+// build), then the test's furniture:
 // the fake IMDS, the API server and etcd, the IAM authenticator stand-in and
 // cloud-init's data source pointed at the fake.
 func provision(t *testing.T, b *box, bl *build, kubelet string, inst imdstest.Instance, endpointHost string) {
 	t.Helper()
 	copyFile(t, filepath.Join(kubelet, "kubelet"), filepath.Join(b.root, "usr/bin/kubelet"), 0o755)
 
-	cmd := exec.Command("sh", filepath.Join(bl.repo, "packer/install.sh"))
-	cmd.Env = append(os.Environ(), "DESTDIR="+b.root, "EKSBOOT_BINARY="+bl.eksboot, "UNITS_DIR="+filepath.Join(bl.repo, "assets"))
-	out, err := cmd.CombinedOutput()
+	out, err := exec.Command("dpkg", "--root", b.root, "-i", bl.deb).CombinedOutput()
 	if err != nil {
-		t.Fatalf("packer/install.sh: %v\n%s", err, out)
+		t.Fatalf("dpkg --root <box> -i %s: %v\n%s", filepath.Base(bl.deb), err, out)
 	}
-	t.Logf("packer/install.sh DESTDIR=<box>:\n%s", strings.TrimSpace(string(out)))
+	t.Logf("dpkg --root <box> -i %s:\n%s", filepath.Base(bl.deb), strings.TrimSpace(string(out)))
 
 	// The EKS AMI ships the ECR credential provider and its config, which the
 	// kubelet's command line names; the box has the config and a provider that is
