@@ -32,6 +32,8 @@ const statusCmd = "eksboot-render-status"
 
 // insertGuards puts a guard before every statement of f whose words expand.
 func (s *sim) insertGuards(f *syntax.File) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	guard := func(st *syntax.Stmt) *syntax.Stmt {
 		pos := st.Pos()
 		s.guards = append(s.guards, st)
@@ -136,7 +138,7 @@ func expands(st *syntax.Stmt) bool {
 // measure is one guard's work: the largest the statement's expansions can be, from
 // the variables' sizes now.
 type measure struct {
-	s       *sim
+	params  float64 // sim.maxParams when the guard runs
 	env     expand.Environ
 	assumed map[string]float64 // sizes after the statement's own assignments
 	maxVar  float64
@@ -144,16 +146,22 @@ type measure struct {
 	scanned bool
 }
 
-func (s *sim) guardStmt(hc interp.HandlerContext, args []string) error {
+func (s *sim) guardStmt(hc interp.HandlerContext, where string, args []string) error {
 	n, err := strconv.Atoi(args[1])
-	if err != nil || n < 0 || n >= len(s.guards) {
+	s.mu.Lock()
+	var st *syntax.Stmt
+	if err == nil && n >= 0 && n < len(s.guards) {
+		st = s.guards[n]
+	}
+	params := s.maxParams
+	s.mu.Unlock()
+	if st == nil {
 		return nil
 	}
-	if err := s.checkVars(hc.Env, int(hc.Pos.Line())); err != nil {
+	if err := s.checkVars(hc.Env, where, int(hc.Pos.Line())); err != nil {
 		return err
 	}
-	st := s.guards[n]
-	m := &measure{s: s, env: hc.Env, assumed: map[string]float64{}}
+	m := &measure{params: float64(params), env: hc.Env, assumed: map[string]float64{}}
 	total := 0.0
 	ownNodes(st, func(n syntax.Node) {
 		switch n := n.(type) {
@@ -198,7 +206,7 @@ func (s *sim) guardStmt(hc interp.HandlerContext, args []string) error {
 		}
 	}, func(w *syntax.Word) { total += m.word(w) })
 	if lim := float64(s.opts.Limits.Expansion); total > lim {
-		return s.stop(&LimitError{What: fmt.Sprintf("a statement expanding to more than %d bytes (%s line %d)", s.opts.Limits.Expansion, s.where, hc.Pos.Line())})
+		return s.stop(&LimitError{What: fmt.Sprintf("a statement expanding to more than %d bytes (%s line %d)", s.opts.Limits.Expansion, where, hc.Pos.Line())})
 	}
 	return nil
 }
@@ -210,12 +218,12 @@ func (m *measure) size(name string) float64 {
 	}
 	switch name {
 	case "@", "*":
-		return float64(m.s.maxParams)
+		return m.params
 	case "?", "#", "$", "!", "-", "LINENO", "RANDOM", "SECONDS", "PPID", "EPOCHSECONDS":
 		return 20
 	}
 	if name[0] >= '0' && name[0] <= '9' {
-		return float64(m.s.maxParams)
+		return m.params
 	}
 	return varSize(m.env.Get(name))
 }
@@ -242,7 +250,7 @@ func (m *measure) scan() {
 		m.names += float64(len(name) + 1)
 		return true
 	})
-	m.maxVar = math.Max(m.maxVar, float64(m.s.maxParams))
+	m.maxVar = math.Max(m.maxVar, m.params)
 }
 
 // word is the most bytes w expands to (fields and separators together).
@@ -400,23 +408,25 @@ func parseF(s string) float64 {
 }
 
 // checkVars stops the evaluation when the variables hold more than Limits.Vars.
-func (s *sim) checkVars(env expand.Environ, line int) error {
+func (s *sim) checkVars(env expand.Environ, where string, line int) error {
 	size := 0.0
 	env.Each(func(_ string, vr expand.Variable) bool {
 		size += varSize(vr)
 		return size <= float64(s.opts.Limits.Vars)
 	})
 	if size > float64(s.opts.Limits.Vars) {
-		return s.stop(&LimitError{What: fmt.Sprintf("variables holding more than %d bytes (%s line %d)", s.opts.Limits.Vars, s.where, line)})
+		return s.stop(&LimitError{What: fmt.Sprintf("variables holding more than %d bytes (%s line %d)", s.opts.Limits.Vars, where, line)})
 	}
 	return nil
 }
 
 // produce counts n bytes a command is about to produce against Limits.Data.
-func (s *sim) produce(n int, what string, line int) error {
+func (s *sim) produce(n int, what, where string, line int) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.data += int64(n)
 	if s.data > int64(s.opts.Limits.Data) {
-		return s.stop(&LimitError{What: fmt.Sprintf("commands producing more than %d bytes in all (%s, %s line %d)", s.opts.Limits.Data, what, s.where, line)})
+		return s.stopLocked(&LimitError{What: fmt.Sprintf("commands producing more than %d bytes in all (%s, %s line %d)", s.opts.Limits.Data, what, where, line)})
 	}
 	return nil
 }
@@ -426,11 +436,14 @@ func (s *sim) produce(n int, what string, line int) error {
 // interpreter's call; a level takes at least 4 frames, so a short stack is not
 // symbolized), or more than Limits.Jobs pipelines, background jobs and process
 // substitutions run at once.
-func (s *sim) checkNesting(name string, line int) error {
+func (s *sim) checkNesting(name, where string, line int) error {
 	if n := runtime.NumGoroutine() - s.goroutines; n > s.opts.Limits.Jobs {
-		return s.stop(&LimitError{What: fmt.Sprintf("more than %d pipelines and background jobs running at once (%s line %d)", s.opts.Limits.Jobs, s.where, line)})
+		return s.stop(&LimitError{What: fmt.Sprintf("more than %d pipelines and background jobs running at once (%s line %d)", s.opts.Limits.Jobs, where, line)})
 	}
-	if !s.funcs[name] && name != "eval" && name != "source" && name != "." {
+	s.mu.Lock()
+	isFunc := s.funcs[name]
+	s.mu.Unlock()
+	if !isFunc && name != "eval" && name != "source" && name != "." {
 		return nil // only these nest
 	}
 	pcs := make([]uintptr, 4*s.opts.Limits.Nesting)
@@ -451,7 +464,7 @@ func (s *sim) checkNesting(name string, line int) error {
 		}
 	}
 	if depth > s.opts.Limits.Nesting || len(pcs) == 1<<16 {
-		return s.stop(&LimitError{What: fmt.Sprintf("functions, source and eval nested more than %d deep (%s line %d)", s.opts.Limits.Nesting, s.where, line)})
+		return s.stop(&LimitError{What: fmt.Sprintf("functions, source and eval nested more than %d deep (%s line %d)", s.opts.Limits.Nesting, where, line)})
 	}
 	return nil
 }

@@ -153,7 +153,7 @@ func scriptStep(p userdata.Part, kind string) step {
 			s.note("a %s script: not simulated", strings.TrimPrefix(first, "#!"))
 			return nil
 		}
-		code, err := s.runScript(ctx, name, fmt.Sprintf("/var/lib/cloud/instance/scripts/part-%03d", p.Index), body, nil, expand.ListEnviron(bootEnv...), "/", nil, s.stdout, s.stdout)
+		code, err := s.runScript(ctx, nil, name, fmt.Sprintf("/var/lib/cloud/instance/scripts/part-%03d", p.Index), body, nil, expand.ListEnviron(bootEnv...), "/", nil, s.stdout, s.stdout)
 		if err != nil {
 			return err
 		}
@@ -196,7 +196,7 @@ func commandsStep(p userdata.Part, key string, items []any) step {
 				env = append(slices.Clone(env), "INSTANCE_ID="+id)
 			}
 		}
-		code, err := s.runScript(ctx, p.Name()+" "+key, "/var/lib/cloud/instance/scripts/"+key, []byte(b.String()), nil, expand.ListEnviron(env...), "/", nil, s.stdout, s.stdout)
+		code, err := s.runScript(ctx, nil, p.Name()+" "+key, "/var/lib/cloud/instance/scripts/"+key, []byte(b.String()), nil, expand.ListEnviron(env...), "/", nil, s.stdout, s.stdout)
 		if err != nil {
 			return err
 		}
@@ -231,7 +231,7 @@ func writeFilesStep(p userdata.Part, files []writeFile, deferred bool) step {
 				return err
 			}
 			if !f.Append {
-				s.fs.files[path.Clean(f.Path)].Mode = mode
+				s.fs.setMode(path.Clean(f.Path), func(fs.FileMode) fs.FileMode { return mode })
 			}
 			s.note("%s: writes %s", key, f.Path)
 		}

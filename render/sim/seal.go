@@ -110,8 +110,8 @@ func (e *NotSimulatedError) Error() string {
 	return fmt.Sprintf("%s: %s is not simulated; render refuses it rather than guess what bash would do", e.Where, e.What)
 }
 
-func (s *sim) refuse(hc interp.HandlerContext, what string) error {
-	return s.stop(&NotSimulatedError{Where: fmt.Sprintf("%s line %d", s.where, hc.Pos.Line()), What: what})
+func (s *sim) refuse(hc interp.HandlerContext, where, what string) error {
+	return s.stop(&NotSimulatedError{Where: fmt.Sprintf("%s line %d", where, hc.Pos.Line()), What: what})
 }
 
 // refuseTool stops the evaluation: the program's call is not simulated.
@@ -128,7 +128,7 @@ const efCmd = "eksboot-render-ef"
 
 // routeCall rewrites, before the interpreter runs it, a builtin call that would
 // reach the host or parse code the rewrites of parseScript did not see.
-func (s *sim) routeCall(ctx context.Context, args []string) ([]string, error) {
+func (s *sim) routeCall(ctx context.Context, sc *scriptRun, args []string) ([]string, error) {
 	hc := interp.HandlerCtx(ctx)
 	for len(args) > 1 && (args[0] == "builtin" || args[0] == "command") && isRouted(args[1]) {
 		args = args[1:]
@@ -139,7 +139,7 @@ func (s *sim) routeCall(ctx context.Context, args []string) ([]string, error) {
 		out, err := s.rewrite(src, "eval")
 		var ns *NotSimulatedError
 		if errors.As(err, &ns) {
-			return nil, s.stop(fmt.Errorf("%s line %d: eval: %w", s.where, hc.Pos.Line(), err))
+			return nil, s.stop(fmt.Errorf("%s line %d: eval: %w", sc.where, hc.Pos.Line(), err))
 		} else if err != nil {
 			return args, nil // the interpreter reports the syntax error
 		}
@@ -155,7 +155,7 @@ func (s *sim) routeCall(ctx context.Context, args []string) ([]string, error) {
 		b, _ := s.fs.read(p)
 		out, err := s.rewrite(string(b), p)
 		if err != nil {
-			return nil, s.stop(fmt.Errorf("%s line %d: %s: %w", s.where, hc.Pos.Line(), args[0], err))
+			return nil, s.stop(fmt.Errorf("%s line %d: %s: %w", sc.where, hc.Pos.Line(), args[0], err))
 		}
 		return append([]string{args[0], s.fs.hide(out)}, args[2:]...), nil
 	case "trap":
@@ -167,7 +167,7 @@ func (s *sim) routeCall(ctx context.Context, args []string) ([]string, error) {
 			out, err := s.rewrite(args[i], "trap")
 			var ns *NotSimulatedError
 			if errors.As(err, &ns) {
-				return nil, s.stop(fmt.Errorf("%s line %d: trap: %w", s.where, hc.Pos.Line(), err))
+				return nil, s.stop(fmt.Errorf("%s line %d: trap: %w", sc.where, hc.Pos.Line(), err))
 			} else if err != nil {
 				return args, nil
 			}
@@ -179,7 +179,7 @@ func (s *sim) routeCall(ctx context.Context, args []string) ([]string, error) {
 	case "cd":
 		return slicesDelete(args, "-P", "-L"), nil
 	case "[", "test":
-		return s.routeTest(hc, args)
+		return s.routeTest(hc, sc.where, args)
 	case "printf":
 		if len(args) > 1 && args[1] == "--" {
 			args = append([]string{"printf"}, args[2:]...)
@@ -321,8 +321,7 @@ func (s *sim) sourcePath(hc interp.HandlerContext, name string) (string, bool) {
 		}
 	}
 	p := abs(hc.Dir, name)
-	_, ok := s.fs.files[p]
-	return p, ok
+	return p, s.fs.isFile(p)
 }
 
 // rewrite parses src as parseScript does and prints it again, for the interpreter to
@@ -340,7 +339,7 @@ func (s *sim) rewrite(src, name string) (string, error) {
 }
 
 // routeTest rewrites the operators of test and [ that would reach the host.
-func (s *sim) routeTest(hc interp.HandlerContext, args []string) ([]string, error) {
+func (s *sim) routeTest(hc interp.HandlerContext, where string, args []string) ([]string, error) {
 	end := len(args)
 	if args[0] == "[" && end > 1 && args[end-1] == "]" {
 		end--
@@ -352,9 +351,9 @@ func (s *sim) routeTest(hc interp.HandlerContext, args []string) ([]string, erro
 		case (a == "-O" || a == "-G") && unary && i+1 < end:
 			out[i] = "-e"
 		case a == "-N" && unary && i+1 < end:
-			return nil, s.refuse(hc, "test -N (file times)")
+			return nil, s.refuse(hc, where, "test -N (file times)")
 		case (a == "-nt" || a == "-ot") && i > 1 && i+1 < end:
-			return nil, s.refuse(hc, "test "+a+" (file times)")
+			return nil, s.refuse(hc, where, "test "+a+" (file times)")
 		case a == "-ef" && i > 1 && i+1 < end:
 			out[i-1], out[i], out[i+1] = "1", "=", s.sameFile(hc.Dir, args[i-1], args[i+1])
 		}
@@ -364,8 +363,7 @@ func (s *sim) routeTest(hc interp.HandlerContext, args []string) ([]string, erro
 
 func (s *sim) sameFile(dir, a, b string) string {
 	pa, pb := abs(dir, a), abs(dir, b)
-	_, fa := s.fs.files[pa]
-	if pa == pb && (fa || s.fs.isDir(pa)) {
+	if pa == pb && (s.fs.isFile(pa) || s.fs.isDir(pa)) {
 		return "1"
 	}
 	return "0"
@@ -489,10 +487,20 @@ func unescapeLit(s string) string {
 // hide stores src, a script to hand to the interpreter's source, under a sealed path
 // it opens through memFS.open (and the host refuses, should it stat it).
 func (m *memFS) hide(src string) string {
+	m.sim.mu.Lock()
+	defer m.sim.mu.Unlock()
 	if m.hidden == nil {
 		m.hidden = map[string]string{}
 	}
 	p := path.Join(sealedTempDir, fmt.Sprintf("source-%d", len(m.hidden)+1))
 	m.hidden[p] = src
 	return p
+}
+
+// hiddenScript is the script hide stored under p.
+func (m *memFS) hiddenScript(p string) (string, bool) {
+	m.sim.mu.Lock()
+	defer m.sim.mu.Unlock()
+	src, ok := m.hidden[p]
+	return src, ok
 }

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -72,6 +73,7 @@ type Options struct {
 	Metadata func(path string) (string, bool)
 	// Bootstrap, when set, is what the node's `eksboot bootstrap` does with a
 	// call: the files it writes, which the scripts after it see (and may edit).
+	// It is called one call at a time, and never after Evaluate returns.
 	Bootstrap func(ctx context.Context, c Call) (map[string]File, error)
 	// Limits; zero fields take DefaultLimits'.
 	Limits Limits
@@ -142,46 +144,75 @@ type Evaluation struct {
 }
 
 // sim is one evaluation's state, shared by every script it starts.
+//
+// The interpreter runs a pipeline's stages (and <(...), and background jobs) on
+// goroutines of their own, each calling the handlers: mu guards the state below
+// and fs's, and is held for in-memory work only, never across a Read or Write of a
+// stream, a call into the interpreter or one of opts' hooks, so a stage blocked on
+// its pipe holds nothing another stage needs.
 type sim struct {
-	opts     Options
-	fs       *memFS
+	opts       Options
+	fs         *memFS
+	stdout     *outWriter
+	cancel     context.CancelCauseFunc
+	goroutines int // the process's goroutines when the evaluation started
+
+	mu       sync.Mutex
 	calls    []Call
 	notSim   []string
 	unknowns []string
 	steps    int
 	pipes    int // <(...) files made
 	out      int
-	depth    int
-	stdout   *outWriter
-	part     userdata.Part
-	where    string // the part and script being run, for Call.Where
-	notes    *[]string
-	cancel   context.CancelCauseFunc
-	eksboot  *[]string // set by the shim's exec of eksboot
-	eksEnv   map[string]string
-	fatal    error // the first bound hit, or the Bootstrap hook's error
-	// The wall-time bound is the scripts': it stops while Bootstrap runs (an EKS
-	// lookup with --discover).
-	timer   *time.Timer
-	left    time.Duration
-	started time.Time
+	parts    []PartReport // what each part did, so far
+	cur      int          // the part being run (parts' index)
+	fatal    error        // the first bound hit, or the Bootstrap hook's error
 	// bounds.go's counts
-	guards     []*syntax.Stmt  // the statements the guards measure
-	maxParams  int             // the most bytes of positional parameters set
-	data       int64           // bytes produced by commands
-	goroutines int             // the process's goroutines when the evaluation started
-	funcs      map[string]bool // the names of the functions the scripts declare
+	guards    []*syntax.Stmt  // the statements the guards measure
+	maxParams int             // the most bytes of positional parameters set
+	data      int64           // bytes produced by commands
+	funcs     map[string]bool // the names of the functions the scripts declare
+
+	// bootMu makes the Bootstrap hook's calls one at a time, with the wall-time
+	// bound, which is the scripts': it stops while Bootstrap runs (an EKS lookup
+	// with --discover).
+	bootMu   sync.Mutex
+	timer    *time.Timer
+	left     time.Duration
+	started  time.Time
+	finished bool // Evaluate returned: no more Bootstrap calls
 }
 
-func (s *sim) spend(n int) error {
+// scriptRun is one script's run (runScript): fixed when it starts, so that the
+// handlers of its stages read it at once without a lock.
+type scriptRun struct {
+	where   string       // the part and script being run, for messages and Call.Where
+	depth   int          // scripts started to run it, itself included
+	eksboot *eksbootCall // a bootstrap.sh call's shim: its exec of eksboot
+}
+
+// eksbootCall is what the shim passed to `eksboot bootstrap` (guarded by sim.mu).
+type eksbootCall struct {
+	ran  bool
+	args []string
+	env  map[string]string
+}
+
+func (s *sim) spendLocked(n int) error {
 	s.out += n
 	if s.out > s.opts.Limits.Output {
-		return s.stop(&LimitError{What: fmt.Sprintf("more than %d bytes written", s.opts.Limits.Output)})
+		return s.stopLocked(&LimitError{What: fmt.Sprintf("more than %d bytes written", s.opts.Limits.Output)})
 	}
 	return nil
 }
 
 func (s *sim) stop(err error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stopLocked(err)
+}
+
+func (s *sim) stopLocked(err error) error {
 	if s.fatal == nil {
 		s.fatal = err
 		s.cancel(err)
@@ -189,9 +220,18 @@ func (s *sim) stop(err error) error {
 	return s.fatal
 }
 
+// failed is the first bound hit, or the Bootstrap hook's error.
+func (s *sim) failed() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.fatal
+}
+
 // unknown returns a placeholder for a value known only at boot; it is found again in
 // bootstrap.sh's arguments.
 func (s *sim) unknown(what string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.unknowns = append(s.unknowns, what)
 	return fmt.Sprintf("⟦unknown-%d⟧", len(s.unknowns))
 }
@@ -204,6 +244,8 @@ func unknownMark() *regexp.Regexp {
 
 // reasons lists what the placeholders in words stand for.
 func (s *sim) reasons(words []string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	var out []string
 	for _, w := range words {
 		for _, m := range unknownMark().FindAllStringSubmatch(w, -1) {
@@ -217,13 +259,35 @@ func (s *sim) reasons(words []string) []string {
 }
 
 func (s *sim) noteNotSimulated(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if !slices.Contains(s.notSim, name) {
 		s.notSim = append(s.notSim, name)
 	}
 }
 
 func (s *sim) note(format string, a ...any) {
-	*s.notes = append(*s.notes, fmt.Sprintf(format, a...))
+	n := fmt.Sprintf(format, a...)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.parts[s.cur].Notes = append(s.parts[s.cur].Notes, n)
+}
+
+// part is the part being run.
+func (s *sim) part() userdata.Part {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.parts[s.cur].Part
+}
+
+// finish ends the evaluation's Bootstrap calls (one may still run in a background
+// job of the scripts): Evaluate's caller has the hook back.
+func (s *sim) finish() {
+	s.cancel(nil) // a hook still running returns
+	s.bootMu.Lock()
+	defer s.bootMu.Unlock()
+	s.finished = true
+	s.timer.Stop()
 }
 
 // Evaluate runs the user data's scripts on a simulated node, in cloud-init's order,
@@ -269,30 +333,38 @@ func Evaluate(ctx context.Context, parts []userdata.Part, opts Options) (*Evalua
 	s.timer = time.AfterFunc(opts.Limits.Time, func() {
 		cancel(&LimitError{What: fmt.Sprintf("still running after %s", opts.Limits.Time)})
 	})
-	defer s.timer.Stop()
+	defer s.finish()
 	s.stdout = &outWriter{s: s}
 	s.fs = newMemFS(opts.Image, s)
 	for _, d := range opts.ImageDirs {
 		s.fs.mkdirAll(path.Clean(d))
 	}
-	ev := &Evaluation{}
 	for _, st := range cloudInitOrder(parts) {
-		if i := slices.IndexFunc(ev.Parts, func(r PartReport) bool { return r.Part.Index == st.part.Index }); i < 0 {
-			ev.Parts = append(ev.Parts, PartReport{Part: st.part})
+		s.mu.Lock()
+		s.cur = slices.IndexFunc(s.parts, func(r PartReport) bool { return r.Part.Index == st.part.Index })
+		if s.cur < 0 {
+			s.parts = append(s.parts, PartReport{Part: st.part})
+			s.cur = len(s.parts) - 1
 		}
-		rep := &ev.Parts[slices.IndexFunc(ev.Parts, func(r PartReport) bool { return r.Part.Index == st.part.Index })]
-		s.part, s.notes = st.part, &rep.Notes
+		s.mu.Unlock()
 		if err := st.run(ctx, s); err != nil {
 			return nil, err
 		}
-		if s.fatal != nil {
-			return nil, s.fatal
+		if err := s.failed(); err != nil {
+			return nil, err
 		}
 		if err := context.Cause(ctx); err != nil {
 			return nil, err
 		}
 	}
-	ev.Calls, ev.NotSimulated, ev.Node = s.calls, s.notSim, s.fs.node()
+	// Copies: a background job of the scripts may still be running.
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ev := &Evaluation{Calls: slices.Clone(s.calls), NotSimulated: slices.Clone(s.notSim), Node: s.fs.nodeLocked()}
+	for _, r := range s.parts {
+		r.Notes = slices.Clone(r.Notes)
+		ev.Parts = append(ev.Parts, r)
+	}
 	ev.Files = map[string]File{}
 	for _, p := range s.fs.written {
 		if f, ok := s.fs.files[p]; ok {
@@ -503,13 +575,17 @@ func (s *sim) capture(hc interp.HandlerContext) error {
 	if err != nil {
 		return err
 	}
+	s.mu.Lock()
 	s.pipes++
 	p := fmt.Sprintf("/dev/fd/%d", 62+s.pipes)
-	s.fs.mkdirAll("/dev/fd")
-	if err := s.fs.write(p, b, false, 0o600); err != nil {
+	s.fs.mkdirAllLocked("/dev/fd")
+	if err = s.fs.writeLocked(p, b, false, 0o600); err == nil {
+		s.fs.written = slices.DeleteFunc(s.fs.written, func(w string) bool { return w == p })
+	}
+	s.mu.Unlock()
+	if err != nil {
 		return err
 	}
-	s.fs.written = slices.DeleteFunc(s.fs.written, func(w string) bool { return w == p })
 	_, err = fmt.Fprint(hc.Stdout, p)
 	return err
 }
@@ -533,13 +609,16 @@ func countLoops(f *syntax.File) {
 	})
 }
 
-// runScript evaluates src as a script with the given arguments and environment.
-func (s *sim) runScript(ctx context.Context, where, name0 string, src []byte, args []string, env expand.Environ, dir string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
-	if s.depth >= s.opts.Limits.Depth {
+// runScript evaluates src as a script with the given arguments and environment,
+// started by parent (nil for a part's).
+func (s *sim) runScript(ctx context.Context, parent *scriptRun, where, name0 string, src []byte, args []string, env expand.Environ, dir string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+	sc := &scriptRun{where: where, depth: 1}
+	if parent != nil {
+		sc.depth, sc.eksboot = parent.depth+1, parent.eksboot
+	}
+	if sc.depth > s.opts.Limits.Depth {
 		return 0, s.stop(&LimitError{What: fmt.Sprintf("scripts started scripts more than %d deep", s.opts.Limits.Depth)})
 	}
-	s.depth++
-	defer func() { s.depth-- }()
 	f, dropped, err := s.parse(src, name0)
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", where, err)
@@ -559,20 +638,17 @@ func (s *sim) runScript(ctx context.Context, where, name0 string, src []byte, ar
 		interp.StatHandler(s.fs.stat),
 		interp.AccessHandler(s.fs.access),
 		interp.ReadDirHandler2(s.fs.readDir),
-		interp.CallHandler(s.call),
+		interp.CallHandler(func(ctx context.Context, args []string) ([]string, error) { return s.call(ctx, sc, args) }),
 		interp.ExecHandlers(func(interp.ExecHandlerFunc) interp.ExecHandlerFunc {
-			return func(ctx context.Context, args []string) error { return s.exec(ctx, where, args) }
+			return func(ctx context.Context, args []string) error { return s.exec(ctx, sc, args) }
 		}),
 	)
 	if err != nil {
 		return 0, err
 	}
-	prev := s.where
-	s.where = where
-	defer func() { s.where = prev }()
 	err = r.Run(ctx, f)
-	if s.fatal != nil {
-		return 0, s.fatal
+	if err := s.failed(); err != nil {
+		return 0, err
 	}
 	if cause := context.Cause(ctx); cause != nil {
 		return 0, cause
@@ -588,7 +664,7 @@ func (s *sim) runScript(ctx context.Context, where, name0 string, src []byte, ar
 // would look at the host's PATH (command -v, type, hash) on the simulated one. It
 // runs once the command's words are expanded, where bash performs its redirections:
 // the files its `>` opened are truncated now (deferTruncation).
-func (s *sim) call(ctx context.Context, args []string) ([]string, error) {
+func (s *sim) call(ctx context.Context, sc *scriptRun, args []string) ([]string, error) {
 	hc := interp.HandlerCtx(ctx)
 	for _, w := range []io.Writer{hc.Stdout, hc.Stderr} {
 		if t, ok := w.(*truncFile); ok {
@@ -600,21 +676,23 @@ func (s *sim) call(ctx context.Context, args []string) ([]string, error) {
 	line := int(hc.Pos.Line())
 	switch args[0] {
 	case guardCmd:
-		return args, s.guardStmt(hc, args)
+		return args, s.guardStmt(hc, sc.where, args)
 	case statusCmd:
 		return args, nil
 	}
-	if err := s.checkNesting(args[0], line); err != nil {
+	if err := s.checkNesting(args[0], sc.where, line); err != nil {
 		return nil, err
 	}
 	params := 0
 	for _, a := range args[1:] {
 		params += len(a) + 1
 	}
+	s.mu.Lock()
 	s.maxParams = max(s.maxParams, params)
+	s.mu.Unlock()
 	switch args[0] {
 	case "echo":
-		if err := s.produce(params+1, "echo", line); err != nil {
+		if err := s.produce(params+1, "echo", sc.where, line); err != nil {
 			return nil, err
 		}
 	case "printf":
@@ -624,23 +702,22 @@ func (s *sim) call(ctx context.Context, args []string) ([]string, error) {
 		}
 		n := printfSize(a, s.opts.Limits.Expansion)
 		if n < 0 {
-			return nil, s.stop(&LimitError{What: fmt.Sprintf("a printf field wider than %d bytes (%s line %d)", s.opts.Limits.Expansion, s.where, line)})
+			return nil, s.stop(&LimitError{What: fmt.Sprintf("a printf field wider than %d bytes (%s line %d)", s.opts.Limits.Expansion, sc.where, line)})
 		}
-		if err := s.produce(n, "printf", line); err != nil {
+		if err := s.produce(n, "printf", sc.where, line); err != nil {
 			return nil, err
 		}
 	}
-	s.steps++
-	if s.steps > s.opts.Limits.Steps {
-		return nil, s.stop(&LimitError{What: fmt.Sprintf("more than %d commands run", s.opts.Limits.Steps)})
+	if err := s.step(); err != nil {
+		return nil, err
 	}
 	if args[0] == stepCmd {
-		if err := s.checkVars(hc.Env, line); err != nil {
+		if err := s.checkVars(hc.Env, sc.where, line); err != nil {
 			return nil, err
 		}
 		return []string{":"}, nil
 	}
-	args, err := s.routeCall(ctx, args)
+	args, err := s.routeCall(ctx, sc, args)
 	if err != nil {
 		return nil, err
 	}
@@ -652,14 +729,25 @@ func (s *sim) call(ctx context.Context, args []string) ([]string, error) {
 	return args, nil
 }
 
+// step counts a command against Limits.Steps.
+func (s *sim) step() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.steps++
+	if s.steps > s.opts.Limits.Steps {
+		return s.stopLocked(&LimitError{What: fmt.Sprintf("more than %d commands run", s.opts.Limits.Steps)})
+	}
+	return nil
+}
+
 const lookPathCmd = "eksboot-render-lookpath"
 
 // exec is the interpreter's ExecHandler: nothing runs on the host.
-func (s *sim) exec(ctx context.Context, where string, args []string) error {
+func (s *sim) exec(ctx context.Context, sc *scriptRun, args []string) error {
 	hc := interp.HandlerCtx(ctx)
 	name := args[0]
 	line := int(hc.Pos.Line())
-	at := fmt.Sprintf("%s line %d", where, line)
+	at := fmt.Sprintf("%s line %d", sc.where, line)
 	switch name {
 	case lookPathCmd:
 		return s.lookPath(hc, args[1:])
@@ -685,29 +773,31 @@ func (s *sim) exec(ctx context.Context, where string, args []string) error {
 	}
 	switch {
 	case p == BootstrapPath:
-		return s.bootstrap(ctx, hc, at, line, args[1:])
+		return s.bootstrap(ctx, sc, hc, at, line, args[1:])
 	case p == EksbootPath || name == "eksboot":
-		if s.eksboot != nil && len(args) > 1 && args[1] == "bootstrap" {
-			*s.eksboot = unescapeAll(args[2:])
-			s.eksEnv = environMap(hc.Env)
+		if sc.eksboot != nil && len(args) > 1 && args[1] == "bootstrap" {
+			words, env := unescapeAll(args[2:]), environMap(hc.Env)
+			s.mu.Lock()
+			*sc.eksboot = eksbootCall{ran: true, args: words, env: env}
+			s.mu.Unlock()
 			return nil
 		}
 		s.noteNotSimulated("eksboot " + strings.Join(args[1:min(2, len(args))], ""))
 		return nil
 	}
-	if f, ok := s.fs.files[p]; ok && p != "" && !isToolPath(p) {
+	if f, ok := s.fs.file(p); ok && p != "" && !isToolPath(p) {
 		if f.Mode&0o111 == 0 {
 			fmt.Fprintf(hc.Stderr, "%s: Permission denied\n", name)
 			return interp.ExitStatus(126)
 		}
-		return s.runFile(ctx, hc, at+": "+p, name, f.Data, args[1:])
+		return s.runFile(ctx, sc, hc, at+": "+p, name, f.Data, args[1:])
 	}
 	base := path.Base(name)
 	if base == "bash" || base == "sh" {
-		return s.shell(ctx, hc, at, args[1:])
+		return s.shell(ctx, sc, hc, at, args[1:])
 	}
 	if t, ok := tools()[base]; ok {
-		return t(&toolCtx{s: s, hc: hc, ctx: ctx, name: base, at: at}, args[1:])
+		return t(&toolCtx{s: s, sc: sc, hc: hc, ctx: ctx, name: base, at: at}, args[1:])
 	}
 	s.noteNotSimulated(base)
 	if hc.Stdout != s.stdout {
@@ -730,7 +820,7 @@ func (s *sim) findInPath(hc interp.HandlerContext, name string) string {
 			continue
 		}
 		p := path.Join(abs(hc.Dir, d), name)
-		if _, ok := s.fs.files[p]; ok {
+		if s.fs.isFile(p) {
 			return p
 		}
 	}
@@ -748,7 +838,7 @@ func (s *sim) lookPath(hc interp.HandlerContext, args []string) error {
 		switch {
 		case interp.IsBuiltin(n):
 		case strings.Contains(n, "/"):
-			if _, ok := s.fs.files[abs(hc.Dir, n)]; !ok {
+			if !s.fs.isFile(abs(hc.Dir, n)) {
 				status = 1
 				continue
 			}
@@ -774,61 +864,71 @@ func (s *sim) lookPath(hc interp.HandlerContext, args []string) error {
 
 // bootstrap captures a bootstrap.sh call and runs the image's shim, which ends in
 // `exec eksboot bootstrap ...`.
-func (s *sim) bootstrap(ctx context.Context, hc interp.HandlerContext, at string, line int, args []string) error {
-	c := Call{Part: s.part, Where: at, Line: line, Args: unescapeAll(args), Env: environMap(hc.Env), Node: s.fs.node()}
-	if shim, ok := s.fs.files[BootstrapPath]; ok {
-		var got []string
-		prev := s.eksboot
-		s.eksboot = &got
-		got = nil
-		code, err := s.runScript(ctx, at+": "+BootstrapPath, BootstrapPath, shim.Data, args, hc.Env, hc.Dir, nil, hc.Stdout, hc.Stderr)
-		s.eksboot = prev
+func (s *sim) bootstrap(ctx context.Context, sc *scriptRun, hc interp.HandlerContext, at string, line int, args []string) error {
+	c := Call{Part: s.part(), Where: at, Line: line, Args: unescapeAll(args), Env: environMap(hc.Env), Node: s.fs.node()}
+	if shim, ok := s.fs.file(BootstrapPath); ok {
+		parent := *sc
+		parent.eksboot = &eksbootCall{}
+		code, err := s.runScript(ctx, &parent, at+": "+BootstrapPath, BootstrapPath, shim.Data, args, hc.Env, hc.Dir, nil, hc.Stdout, hc.Stderr)
 		if err != nil {
 			return err
 		}
-		if got == nil {
+		s.mu.Lock()
+		got := *parent.eksboot
+		s.mu.Unlock()
+		if !got.ran {
 			s.note("%s: bootstrap.sh (as edited by the user data) exited %d without running eksboot", at, code)
 			c.Eksboot = nil
 		} else {
-			c.Eksboot = got
-			c.Env = s.eksEnv
+			c.Eksboot = got.args
+			c.Env = got.env
 		}
 	} else {
 		c.Eksboot = c.Args
 	}
 	c.Unknown = s.reasons(append(append([]string{}, c.Args...), c.Eksboot...))
+	s.mu.Lock()
 	s.calls = append(s.calls, c)
+	s.mu.Unlock()
 	s.note("%s: calls bootstrap.sh", at)
 	if s.opts.Bootstrap == nil || c.Eksboot == nil || len(c.Unknown) > 0 {
 		return nil
 	}
-	if !s.timer.Stop() {
+	files, ran, err := s.runBootstrap(ctx, c)
+	if !ran {
 		return context.Cause(ctx) // the bound was hit just now
+	}
+	if err != nil {
+		return s.stop(err)
+	}
+	s.fs.install(files)
+	return nil
+}
+
+// runBootstrap calls opts.Bootstrap, one call at a time, with the wall-time bound
+// stopped; ran is false when the bound was hit already.
+func (s *sim) runBootstrap(ctx context.Context, c Call) (_ map[string]File, ran bool, _ error) {
+	s.bootMu.Lock()
+	defer s.bootMu.Unlock()
+	if s.finished || !s.timer.Stop() {
+		return nil, false, nil
 	}
 	s.left -= time.Since(s.started)
 	files, err := s.opts.Bootstrap(ctx, c)
 	s.started = time.Now()
 	s.timer.Reset(max(s.left, 0))
-	if err != nil {
-		return s.stop(err)
-	}
-	for p, f := range files {
-		f := f
-		s.fs.files[path.Clean(p)] = &f
-		s.fs.mkdirAll(path.Dir(path.Clean(p)))
-	}
-	return nil
+	return files, true, err
 }
 
 // runFile runs a script file of the simulated node (its #! decides the shell; other
 // interpreters are not simulated).
-func (s *sim) runFile(ctx context.Context, hc interp.HandlerContext, where, name0 string, src []byte, args []string) error {
+func (s *sim) runFile(ctx context.Context, sc *scriptRun, hc interp.HandlerContext, where, name0 string, src []byte, args []string) error {
 	first, _, _ := strings.Cut(string(src), "\n")
 	if strings.HasPrefix(first, "#!") && !isShellLine(first) {
 		s.noteNotSimulated(strings.TrimSpace(strings.TrimPrefix(first, "#!")))
 		return nil
 	}
-	code, err := s.runScript(ctx, where, name0, src, args, exported(hc.Env), hc.Dir, hc.Stdin, hc.Stdout, hc.Stderr)
+	code, err := s.runScript(ctx, sc, where, name0, src, args, exported(hc.Env), hc.Dir, hc.Stdin, hc.Stdout, hc.Stderr)
 	if err != nil {
 		return err
 	}
@@ -851,7 +951,7 @@ func isShellLine(s string) bool { return shellLine().MatchString(strings.TrimRig
 
 // shell runs `bash -c '...' [name args]`, `bash file args` or `bash -s` / `bash`
 // reading the script from its standard input.
-func (s *sim) shell(ctx context.Context, hc interp.HandlerContext, at string, args []string) error {
+func (s *sim) shell(ctx context.Context, sc *scriptRun, hc interp.HandlerContext, at string, args []string) error {
 	var opts []string
 	for len(args) > 0 && strings.HasPrefix(args[0], "-") && args[0] != "-c" && args[0] != "-s" && args[0] != "--" {
 		opts = append(opts, args[0])
@@ -901,7 +1001,7 @@ func (s *sim) shell(ctx context.Context, hc interp.HandlerContext, at string, ar
 			prefix += "set " + o + "\n"
 		}
 	}
-	code, err := s.runScript(ctx, where, name0, append([]byte(prefix), src...), args, exported(hc.Env), hc.Dir, hc.Stdin, hc.Stdout, hc.Stderr)
+	code, err := s.runScript(ctx, sc, where, name0, append([]byte(prefix), src...), args, exported(hc.Env), hc.Dir, hc.Stdin, hc.Stdout, hc.Stderr)
 	if err != nil {
 		return err
 	}
@@ -968,7 +1068,9 @@ type outWriter struct {
 }
 
 func (w *outWriter) Write(b []byte) (int, error) {
-	if err := w.s.spend(len(b)); err != nil {
+	w.s.mu.Lock()
+	defer w.s.mu.Unlock()
+	if err := w.s.spendLocked(len(b)); err != nil {
 		return 0, err
 	}
 	w.last = append(w.last, b...)
@@ -981,6 +1083,8 @@ func (w *outWriter) Write(b []byte) (int, error) {
 // lastOutput is "; its last output: LINE" with the last line written, for
 // messages, or nothing.
 func (w *outWriter) lastOutput() string {
+	w.s.mu.Lock()
+	defer w.s.mu.Unlock()
 	ls := strings.Split(strings.TrimRight(string(w.last), "\n"), "\n")
 	if l := ls[len(ls)-1]; l != "" {
 		return "; its last output: " + shorten(l, 200)

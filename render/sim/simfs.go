@@ -24,7 +24,8 @@ type File struct {
 
 // memFS is the simulated node's file system: the image's files, then what the user
 // data writes. Directories exist when made, when a file is under them, or when the
-// image has them (stdDirs). Nothing here touches the host.
+// image has them (stdDirs). Nothing here touches the host. sim.mu guards it: the
+// methods take it, those named ...Locked want it held.
 type memFS struct {
 	files   map[string]*File
 	dirs    map[string]bool
@@ -45,17 +46,35 @@ func newMemFS(image map[string]File, s *sim) *memFS {
 	for _, d := range stdDirs {
 		m.dirs[d] = true
 	}
-	for p, f := range image {
-		f := f
-		m.files[path.Clean(p)] = &f
-		m.mkdirAll(path.Dir(path.Clean(p)))
-	}
+	m.installLocked(image) // no script runs yet
 	return m
 }
 
+// install adds files (the Bootstrap hook's).
+func (m *memFS) install(files map[string]File) {
+	m.sim.mu.Lock()
+	defer m.sim.mu.Unlock()
+	m.installLocked(files)
+}
+
+func (m *memFS) installLocked(files map[string]File) {
+	for p, f := range files {
+		f := f
+		m.files[path.Clean(p)] = &f
+		m.mkdirAllLocked(path.Dir(path.Clean(p)))
+	}
+}
+
 // node is a copy of the files and folders as they are now (the contents are shared:
-// a write replaces a file's bytes, an append grows them past the copy's length).
+// a write replaces a file's bytes, an append grows them past the copy's length, so
+// what a copy holds never changes).
 func (m *memFS) node() Node {
+	m.sim.mu.Lock()
+	defer m.sim.mu.Unlock()
+	return m.nodeLocked()
+}
+
+func (m *memFS) nodeLocked() Node {
 	n := Node{Files: make(map[string]File, len(m.files)), Dirs: make([]string, 0, len(m.dirs))}
 	for p, f := range m.files {
 		n.Files[p] = *f
@@ -68,13 +87,50 @@ func (m *memFS) node() Node {
 }
 
 func (m *memFS) mkdirAll(p string) {
+	m.sim.mu.Lock()
+	defer m.sim.mu.Unlock()
+	m.mkdirAllLocked(p)
+}
+
+func (m *memFS) mkdirAllLocked(p string) {
 	for p != "/" && p != "." && !m.dirs[p] {
 		m.dirs[p] = true
 		p = path.Dir(p)
 	}
 }
 
-func (m *memFS) isDir(p string) bool { return m.dirs[path.Clean(p)] }
+func (m *memFS) isDir(p string) bool {
+	m.sim.mu.Lock()
+	defer m.sim.mu.Unlock()
+	return m.dirs[path.Clean(p)]
+}
+
+// file is a copy of the file at p (its contents shared, see node).
+func (m *memFS) file(p string) (File, bool) {
+	m.sim.mu.Lock()
+	defer m.sim.mu.Unlock()
+	if f, ok := m.files[p]; ok {
+		return *f, true
+	}
+	return File{}, false
+}
+
+func (m *memFS) isFile(p string) bool {
+	_, ok := m.file(p)
+	return ok
+}
+
+// setMode sets the mode of the file at p to mode(its mode); false when there is no
+// such file.
+func (m *memFS) setMode(p string, mode func(fs.FileMode) fs.FileMode) bool {
+	m.sim.mu.Lock()
+	defer m.sim.mu.Unlock()
+	f, ok := m.files[p]
+	if ok {
+		f.Mode = mode(f.Mode)
+	}
+	return ok
+}
 
 // abs is p relative to dir, cleaned.
 func abs(dir, p string) string {
@@ -85,6 +141,8 @@ func abs(dir, p string) string {
 }
 
 func (m *memFS) read(p string) ([]byte, bool) {
+	m.sim.mu.Lock()
+	defer m.sim.mu.Unlock()
 	f, ok := m.files[path.Clean(p)]
 	if !ok {
 		return nil, false
@@ -94,11 +152,17 @@ func (m *memFS) read(p string) ([]byte, bool) {
 
 // write replaces (or appends to) p, within the run's output budget.
 func (m *memFS) write(p string, b []byte, appendTo bool, mode fs.FileMode) error {
+	m.sim.mu.Lock()
+	defer m.sim.mu.Unlock()
+	return m.writeLocked(p, b, appendTo, mode)
+}
+
+func (m *memFS) writeLocked(p string, b []byte, appendTo bool, mode fs.FileMode) error {
 	p = path.Clean(p)
 	if s := string(b); hasEscaped(s) {
 		b = []byte(unescapeBytes(s))
 	}
-	if err := m.sim.spend(len(b)); err != nil {
+	if err := m.sim.spendLocked(len(b)); err != nil {
 		return err
 	}
 	f, ok := m.files[p]
@@ -117,11 +181,13 @@ func (m *memFS) write(p string, b []byte, appendTo bool, mode fs.FileMode) error
 	} else {
 		f.Data = append([]byte(nil), b...)
 	}
-	m.mkdirAll(path.Dir(p))
+	m.mkdirAllLocked(path.Dir(p))
 	return nil
 }
 
 func (m *memFS) remove(p string) bool {
+	m.sim.mu.Lock()
+	defer m.sim.mu.Unlock()
 	p = path.Clean(p)
 	if _, ok := m.files[p]; ok {
 		delete(m.files, p)
@@ -170,15 +236,17 @@ func deferTruncation(f *syntax.File) {
 type truncFile struct {
 	m       *memFS
 	p       string
-	pending bool
+	pending bool // guarded by sim.mu (a function's background jobs share the file)
 }
 
 func (t *truncFile) truncate() error {
+	t.m.sim.mu.Lock()
+	defer t.m.sim.mu.Unlock()
 	if !t.pending {
 		return nil
 	}
 	t.pending = false
-	return t.m.write(t.p, nil, false, 0)
+	return t.m.writeLocked(t.p, nil, false, 0)
 }
 
 func (t *truncFile) Write(b []byte) (int, error) {
@@ -205,7 +273,7 @@ func (m *memFS) open(ctx context.Context, p string, flag int, perm os.FileMode) 
 	case "/dev/stderr":
 		return nopFile{Writer: hc.Stderr}, nil
 	}
-	if src, ok := m.hidden[p]; ok && flag&(os.O_WRONLY|os.O_RDWR) == 0 {
+	if src, ok := m.hiddenScript(p); ok && flag&(os.O_WRONLY|os.O_RDWR) == 0 {
 		return nopFile{Reader: strings.NewReader(src)}, nil
 	}
 	p = abs(hc.Dir, p)
@@ -270,6 +338,8 @@ func (m *memFS) stat(ctx context.Context, p string, _ bool) (fs.FileInfo, error)
 	if p == "/dev/null" {
 		return fileInfo{name: "null", mode: fs.ModeDevice | 0o666}, nil
 	}
+	m.sim.mu.Lock()
+	defer m.sim.mu.Unlock()
 	if f, ok := m.files[p]; ok {
 		return fileInfo{name: path.Base(p), size: int64(len(f.Data)), mode: f.Mode}, nil
 	}
@@ -295,6 +365,8 @@ func (m *memFS) access(ctx context.Context, p string, mode interp.AccessMode) er
 // readDir is the interpreter's ReadDirHandler2 (globbing).
 func (m *memFS) readDir(ctx context.Context, p string) ([]fs.DirEntry, error) {
 	p = abs(interp.HandlerCtx(ctx).Dir, p)
+	m.sim.mu.Lock()
+	defer m.sim.mu.Unlock()
 	if !m.dirs[p] {
 		return nil, &os.PathError{Op: "readdir", Path: p, Err: fs.ErrNotExist}
 	}

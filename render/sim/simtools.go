@@ -23,6 +23,7 @@ import (
 // toolCtx is what a simulated program gets.
 type toolCtx struct {
 	s    *sim
+	sc   *scriptRun
 	hc   interp.HandlerContext
 	ctx  context.Context
 	name string
@@ -77,7 +78,7 @@ func (t *toolCtx) input(files []string) ([]byte, uint8) {
 }
 
 func (t *toolCtx) write(b []byte) error {
-	if err := t.s.produce(len(b), t.name, int(t.hc.Pos.Line())); err != nil {
+	if err := t.s.produce(len(b), t.name, t.sc.where, int(t.hc.Pos.Line())); err != nil {
 		return err
 	}
 	_, err := t.hc.Stdout.Write(b)
@@ -207,25 +208,26 @@ func toolChmod(t *toolCtx, args []string) error {
 	mode, files := rest[0], rest[1:]
 	for _, f := range files {
 		p := t.path(f)
-		fi, ok := t.s.fs.files[p]
-		if !ok {
+		if !t.s.fs.isFile(p) {
 			if t.s.fs.isDir(p) {
 				continue
 			}
 			return t.errf(1, "cannot access '%s': No such file or directory", f)
 		}
+		var set func(fs.FileMode) fs.FileMode
 		if n, err := strconv.ParseUint(mode, 8, 32); err == nil {
-			fi.Mode = fs.FileMode(n) & fs.ModePerm
-			continue
+			set = func(fs.FileMode) fs.FileMode { return fs.FileMode(n) & fs.ModePerm }
+		} else {
+			switch {
+			case strings.HasSuffix(mode, "+x"):
+				set = func(m fs.FileMode) fs.FileMode { return m | 0o111 }
+			case strings.HasSuffix(mode, "-x"):
+				set = func(m fs.FileMode) fs.FileMode { return m &^ 0o111 }
+			default:
+				return t.unsupported(args)
+			}
 		}
-		switch {
-		case strings.HasSuffix(mode, "+x"):
-			fi.Mode |= 0o111
-		case strings.HasSuffix(mode, "-x"):
-			fi.Mode &^= 0o111
-		default:
-			return t.unsupported(args)
-		}
+		t.s.fs.setMode(p, set)
 	}
 	return nil
 }
@@ -250,7 +252,7 @@ func copyFile(t *toolCtx, args []string, move bool) error {
 		return t.unsupported(args)
 	}
 	src, dst := t.path(rest[0]), t.path(rest[1])
-	f, ok := t.s.fs.files[src]
+	f, ok := t.s.fs.file(src)
 	if !ok {
 		return t.errf(1, "cannot stat '%s': No such file or directory", rest[0])
 	}
@@ -260,7 +262,7 @@ func copyFile(t *toolCtx, args []string, move bool) error {
 	if err := t.s.fs.write(dst, f.Data, false, f.Mode); err != nil {
 		return err
 	}
-	t.s.fs.files[dst].Mode = f.Mode
+	t.s.fs.setMode(dst, func(fs.FileMode) fs.FileMode { return f.Mode })
 	if move && src != dst {
 		t.s.fs.remove(src)
 	}
@@ -270,7 +272,7 @@ func copyFile(t *toolCtx, args []string, move bool) error {
 func toolTouch(t *toolCtx, args []string) error {
 	_, files := splitOpts(args)
 	for _, f := range files {
-		if _, ok := t.s.fs.files[t.path(f)]; !ok {
+		if !t.s.fs.isFile(t.path(f)) {
 			if err := t.s.fs.write(t.path(f), nil, true, 0o644); err != nil {
 				return err
 			}
@@ -1267,7 +1269,7 @@ func toolSed(t *toolCtx, args []string) error {
 	}
 	for _, f := range files {
 		p := t.path(f)
-		file, ok := t.s.fs.files[p]
+		file, ok := t.s.fs.file(p)
 		if !ok {
 			return t.errf(2, "can't read %s: No such file or directory", f)
 		}

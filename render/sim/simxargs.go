@@ -122,9 +122,9 @@ func toolXargs(t *toolCtx, args []string) error {
 	for _, run := range runs {
 		var err error
 		if run[0] == "echo" || run[0] == "printf" {
-			err = tools()[run[0]](&toolCtx{s: t.s, hc: t.hc, ctx: t.ctx, name: run[0], at: t.at}, run[1:])
+			err = tools()[run[0]](&toolCtx{s: t.s, sc: t.sc, hc: t.hc, ctx: t.ctx, name: run[0], at: t.at}, run[1:])
 		} else {
-			err = t.s.exec(t.ctx, t.s.where, run)
+			err = t.s.exec(t.ctx, t.sc, run)
 		}
 		var st interp.ExitStatus
 		switch {
