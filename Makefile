@@ -40,10 +40,9 @@ test: check check-generated ## gofmt, go vet, golangci-lint, every test (real sy
 	$(MAKE) --no-print-directory fuzz
 
 # The packages whose code runs goroutines, or is shared by them (lazy.Regexp,
-# scrub.Secrets), for the race detector. render and render/sim are not among them
-# yet: their simulator's handlers race when mvdan.cc/sh runs a pipeline's commands
-# at once (go test -race -run TestRenderIssueExamples ./render).
-RACE_PKGS := ./internal/lazy ./internal/scrub ./internal/fakehttp ./imds/... ./ec2api/... ./eksapi/... ./rootfs ./systemd/... ./assets ./bootstrap ./cli
+# scrub.Secrets), for the race detector; render's simulator is called by mvdan.cc/sh
+# from a goroutine per pipeline stage.
+RACE_PKGS := ./internal/lazy ./internal/scrub ./internal/fakehttp ./imds/... ./ec2api/... ./eksapi/... ./rootfs ./systemd/... ./assets ./bootstrap ./cli ./render ./render/sim
 
 .PHONY: race
 race: ## go test -race over RACE_PKGS (cgo for this run only; the binaries stay CGO_ENABLED=0).
