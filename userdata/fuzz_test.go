@@ -45,6 +45,15 @@ func FuzzParse(f *testing.F) {
 		if total > len(b)+userdata.MaxDecoded {
 			t.Fatalf("%d bytes of parts from %d bytes of input", total, len(b))
 		}
+		// The kubelet starts before cloud-final only beside parts cloud-init leaves
+		// alone: NodeConfigs whose first line names none of its types.
+		if early, _ := userdata.EarlyKubelet(parts); early {
+			for _, p := range parts {
+				if p.ContentType != userdata.TypeNodeConfig || userdata.CloudInitMark(p.Body) != "" {
+					t.Fatalf("early kubelet beside %s, first line %q", p.Name(), p.Body[:min(len(p.Body), 40)])
+				}
+			}
+		}
 		if nc, err := nodeconfig.DecodeAndMerge(nodeconfig.Sources(parts)); err == nil && nc != nil {
 			_ = nodeconfig.Validate(nc)
 		}
