@@ -325,6 +325,11 @@ func (r *recordingSystemd) Restart(_ context.Context, u string) error {
 	r.calls = append(r.calls, "restart "+u)
 	return nil
 }
+func (r *recordingSystemd) StartNoBlock(_ context.Context, u string) error {
+	r.calls = append(r.calls, "start --no-block "+u)
+	return nil
+}
+
 func (r *recordingSystemd) Signal(context.Context, string, syscall.Signal) error { return nil }
 func (r *recordingSystemd) ActiveState(context.Context, string) (string, error) {
 	return "active", nil

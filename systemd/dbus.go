@@ -106,6 +106,17 @@ func (d *DBus) Start(ctx context.Context, unit string) error {
 	return d.runJob(ctx, "start", unit, d.conn.StartUnitContext)
 }
 
+// StartNoBlock queues a start job in "replace" mode and returns when systemd has
+// queued it, without waiting for its result: the job waits for the units its unit
+// is ordered after, which may include the caller's own.
+func (d *DBus) StartNoBlock(ctx context.Context, unit string) error {
+	name := UnitName(unit)
+	if _, err := d.conn.StartUnitContext(ctx, name, jobMode, nil); err != nil {
+		return fmt.Errorf("start --no-block %s: %w", name, withCtxErr(ctx, err))
+	}
+	return nil
+}
+
 // Restart restarts a unit in "replace" mode (starting it if it is not
 // running) and waits for the job result; see runJob for what counts as
 // success.

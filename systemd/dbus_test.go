@@ -230,6 +230,36 @@ func TestDBusRestartDeadline(t *testing.T) {
 	do(t, "Start(ok) after an abandoned job", func(ctx context.Context) error { return f.m.Start(ctx, "ok") })
 }
 
+// TestDBusStartNoBlock: the job is queued and the call returns while the job still
+// waits for the unit it is ordered after; the unit starts once that one is done.
+func TestDBusStartNoBlock(t *testing.T) {
+	f := newFixture(t, map[string]string{
+		"gate.service": "[Service]\nType=oneshot\nRemainAfterExit=yes\n" +
+			"ExecStart=/bin/sh -c 'until test -e @OUT@/open; do sleep 0.05; done'\n",
+		"after-gate.service": "[Unit]\nAfter=gate.service\n[Service]\nType=oneshot\nRemainAfterExit=yes\n" +
+			"ExecStart=/bin/sh -c 'echo ran > @OUT@/after-gate.out'\n",
+	})
+	if _, err := f.h.Systemctl("start", "--no-block", "gate.service"); err != nil {
+		t.Fatal(err)
+	}
+	do(t, "StartNoBlock(after-gate)", func(ctx context.Context) error { return f.m.StartNoBlock(ctx, "after-gate") })
+	props, err := f.h.Show("after-gate.service", "ActiveState", "Job")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if props["ActiveState"] != "inactive" || props["Job"] == "" || props["Job"] == "0" {
+		t.Errorf("after StartNoBlock, while gate.service runs: after-gate.service %v, want inactive with a queued job", props)
+	}
+	t.Logf("after-gate.service while gate.service runs: %v", props)
+	writeFile(t, filepath.Join(f.out, "open"), "")
+	waitForFile(t, filepath.Join(f.out, "after-gate.out"), "ran\n")
+
+	err = within(t, "StartNoBlock(no-such-unit)", callTimeout, func(ctx context.Context) error { return f.m.StartNoBlock(ctx, "no-such-unit") })
+	if err == nil || !strings.Contains(err.Error(), "start --no-block no-such-unit.service: ") {
+		t.Errorf("StartNoBlock(no-such-unit) = %v, want an error naming the unit", err)
+	}
+}
+
 func TestDBusActiveState(t *testing.T) {
 	f := newFixture(t, map[string]string{
 		"ok.service": "[Service]\nType=oneshot\nRemainAfterExit=yes\nExecStart=/bin/true\n",

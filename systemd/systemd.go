@@ -29,6 +29,10 @@ type Manager interface {
 	Start(ctx context.Context, unit string) error
 	// Restart restarts a unit in "replace" mode and waits for the job result.
 	Restart(ctx context.Context, unit string) error
+	// StartNoBlock queues a start job in "replace" mode and returns once systemd
+	// has queued it, like `systemctl start --no-block`: for a unit ordered after
+	// the caller's own, whose job cannot run until the caller is done.
+	StartNoBlock(ctx context.Context, unit string) error
 	// Signal sends sig to the unit's main process, like
 	// `systemctl kill --kill-whom=main -s SIG`; eksboot uses it to make
 	// systemd-logind re-read its configuration (SIGHUP).
