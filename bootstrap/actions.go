@@ -17,8 +17,9 @@ import (
 	"github.com/eksboot/eksboot/systemd"
 )
 
-// Action is one systemd operation: daemon-reload, enable, start or restart of a unit,
-// or "signal" (SIGHUP) to make a daemon re-read its configuration; or "ctr", which
+// Action is one systemd operation: daemon-reload, enable, start or restart of a unit
+// ("start --no-block": queued, not waited for), or "signal" (SIGHUP) to make a
+// daemon re-read its configuration; or "ctr", which
 // runs containerd's ctr with the arguments of Unit (words without spaces: the import
 // of a cached image into the SOCI snapshotter, SOCIImportArgs).
 type Action struct {
@@ -154,6 +155,8 @@ func apply(ctx context.Context, m systemd.Manager, acts []Action, settle time.Du
 			err = m.Enable(ctx, a.Unit)
 		case "start":
 			err = m.Start(ctx, a.Unit)
+		case "start --no-block":
+			err = m.StartNoBlock(ctx, a.Unit)
 		case "restart":
 			err = m.Restart(ctx, a.Unit)
 		default:

@@ -111,6 +111,9 @@ type Settings struct {
 	// the units that start later, containerd and the kubelet among them, must see the
 	// unit files and drop-ins it wrote; nothing is started or restarted).
 	ReloadOnly bool
+	// KubeletStart is init's order (KubeletStartFor): with ReloadOnly and Early,
+	// the config phase also queues the kubelet's start. Recorded in the status.
+	KubeletStart KubeletStart
 }
 
 // Defaults written once: the flags' defaults (bootstrap's and init's), their help

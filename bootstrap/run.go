@@ -14,6 +14,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/eksboot/eksboot/kubeletconf"
 	"github.com/eksboot/eksboot/nodesys"
 	"github.com/eksboot/eksboot/rootfs"
 )
@@ -60,6 +61,11 @@ func Run(ctx context.Context, c *Config, env *Env) (err error) {
 	acts := Actions(n, changes)
 	if c.ReloadOnly {
 		acts = slices.DeleteFunc(acts, func(a Action) bool { return a.Verb != "daemon-reload" })
+		if c.KubeletStart.Early {
+			// The kubelet (and containerd, Requires=) is ordered after this phase:
+			// its start runs once the phase has ended, on the files just written.
+			acts = append(acts, Action{Verb: "start --no-block", Unit: kubeletconf.Unit})
+		}
 	}
 	if c.DryRun {
 		printDryRun(env.Stdout, changes, acts, c.NoRestart)

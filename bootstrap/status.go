@@ -50,8 +50,11 @@ type Status struct {
 	Error   string `json:"error,omitempty"`
 	// Phase is "config" for init's config phase (files and daemon-reload only),
 	// "run" otherwise.
-	Phase  string       `json:"phase"`
-	Inputs StatusInputs `json:"inputs"`
+	Phase string `json:"phase"`
+	// KubeletStart is init's order and its reason (KubeletStart.String); empty
+	// for bootstrap's run.
+	KubeletStart string       `json:"kubeletStart,omitempty"`
+	Inputs       StatusInputs `json:"inputs"`
 	// Files are the files the node was computed to have (written now or already up
 	// to date), in the plan's order; empty when the run failed before its plan.
 	Files []StatusFile `json:"files,omitempty"`
@@ -106,6 +109,7 @@ func newStatus(c *Config, f *Facts, n *Node, start, end time.Time, err error) *S
 	if c.ReloadOnly {
 		s.Phase = "config"
 	}
+	s.KubeletStart = c.KubeletStart.String()
 	in := &s.Inputs
 	cl := c.givenCluster()
 	if f != nil {

@@ -47,8 +47,8 @@ func commands() []command {
 			about:   "Configures this node from the NodeConfig parts of its user data, then nodeadm's drop-ins (/etc/eks/nodeadm.d/*.yaml, *.yml, *.json), then /etc/eks/eksboot.d/*.yaml.",
 			flags: func(prog string) *pflag.FlagSet {
 				var o bootstrap.Options
-				var phase string
-				return initFlags(prog, &o, &phase)
+				var phase, kubeletStart string
+				return initFlags(prog, &o, &phase, &kubeletStart)
 			},
 			run: runInit,
 		},

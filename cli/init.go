@@ -12,14 +12,23 @@ import (
 	"github.com/eksboot/eksboot/bootstrap"
 	"github.com/eksboot/eksboot/cli/flags"
 	"github.com/eksboot/eksboot/imds"
+	"github.com/eksboot/eksboot/internal/flaghelp"
 	"github.com/eksboot/eksboot/userdata"
 )
 
 // Phases of `eksboot init` (assets/eksboot-config.service, eksboot-run.service).
 const (
 	phaseAll    = "all"
-	phaseConfig = "config" // write the files, leave systemd alone (before cloud-init)
+	phaseConfig = "config" // write the files, reload systemd, maybe queue the kubelet (before cloud-init)
 	phaseRun    = "run"    // write what changed since, then (re)start containerd and kubelet
+)
+
+// --kubelet-start's values, and the variable that gives it when the flag is not
+// given (a drop-in of the eksboot units, eksboot-.service.d, sets it for both).
+const (
+	kubeletStartAuto            = "auto"
+	kubeletStartAfterCloudFinal = "after-cloud-final"
+	kubeletStartVar             = "EKSBOOT_KUBELET_START"
 )
 
 // envHook lets tests adjust the environment of `eksboot init` and `eksboot bootstrap`
@@ -28,11 +37,13 @@ var envHook = func(*bootstrap.Env) {}
 
 // initFlags binds the options of `eksboot init` onto o: --phase and eksboot's own
 // (flags.Settings), without bootstrap.sh's (the NodeConfig gives those).
-func initFlags(prog string, o *bootstrap.Options, phase *string) *pflag.FlagSet {
+func initFlags(prog string, o *bootstrap.Options, phase, kubeletStart *string) *pflag.FlagSet {
 	fs := pflag.NewFlagSet(prog, pflag.ContinueOnError)
 	fs.SortFlags = false
 	fs.SetOutput(io.Discard)
-	fs.StringVar(phase, "phase", phaseAll, "config: write the files only (before cloud-init); run: write what changed and (re)start containerd and kubelet (after cloud-init); all: both")
+	fs.StringVar(phase, "phase", phaseAll, "config: write the files (before cloud-init) and, when cloud-init runs no part of the user data, queue the kubelet's start; run: write what changed and (re)start containerd and kubelet (after cloud-final); all: both")
+	fs.StringVar(kubeletStart, "kubelet-start", kubeletStartAuto, "auto: the kubelet starts before cloud-final when the user data has only NodeConfig parts, else after it; after-cloud-final: always after it, as with nodeadm [$"+kubeletStartVar+"]")
+	flaghelp.SetValues(fs, "kubelet-start", kubeletStartAuto, kubeletStartAfterCloudFinal)
 	flags.Settings(fs, o)
 	fs.BoolVarP(&o.Help, "help", "h", false, "print this help")
 	return fs
@@ -43,8 +54,8 @@ func initFlags(prog string, o *bootstrap.Options, phase *string) *pflag.FlagSet 
 // command line. User data without a NodeConfig is left to cloud-init.
 func runInit(prog string, args []string, stdout, stderr io.Writer) int {
 	var opts bootstrap.Options
-	phase := ""
-	fs := initFlags(prog, &opts, &phase)
+	phase, kubeletStart := "", ""
+	fs := initFlags(prog, &opts, &phase, &kubeletStart)
 	if err := flags.CheckValues(fs, args); err != nil {
 		fmt.Fprintf(stderr, "%s: %v (see --help)\n", prog, err)
 		return ExitUsage
@@ -65,9 +76,11 @@ func runInit(prog string, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return Finish(prog, err, zap.NewNop(), stderr)
 	}
-	// The config phase writes the files and only reloads systemd: containerd and
-	// the kubelet start after it and must see its drop-ins. The run phase restarts
-	// what changed since (they started after the config phase, on its files).
+	// The config phase writes the files and reloads systemd: containerd and the
+	// kubelet start after it and must see its drop-ins; it restarts nothing, and
+	// queues the kubelet's start only when the user data allows it (KubeletStart).
+	// The run phase restarts what changed since (they started after the config
+	// phase, on its files).
 	settings.ReloadOnly = phase == phaseConfig
 	s, code := newSession(prog, settings, stdout, stderr)
 	if s == nil {
@@ -75,8 +88,14 @@ func runInit(prog string, args []string, stdout, stderr io.Writer) int {
 	}
 	defer s.close()
 	ctx, env, log := s.ctx, s.env, s.log
+	if v := env.Getenv(kubeletStartVar); !fs.Changed("kubelet-start") && v != "" {
+		kubeletStart = v
+	}
+	if kubeletStart != kubeletStartAuto && kubeletStart != kubeletStartAfterCloudFinal {
+		return s.finish(prog, bootstrap.Usagef("--kubelet-start (or $%s) %q: want %s or %s", kubeletStartVar, kubeletStart, kubeletStartAuto, kubeletStartAfterCloudFinal), stderr)
+	}
 
-	req, ok, err := initRequest(ctx, settings, env)
+	req, ok, err := initRequest(ctx, settings, kubeletStart == kubeletStartAfterCloudFinal, env)
 	if err != nil {
 		return s.finish(prog, err, stderr)
 	}
@@ -85,6 +104,7 @@ func runInit(prog string, args []string, stdout, stderr io.Writer) int {
 		return ExitOK
 	}
 	log.Info("configuring from " + req.From)
+	log.Info("kubelet start "+req.Config.KubeletStart.String(), zap.String("by", startedBy(req.Config.KubeletStart, phase)))
 	err = bootstrap.Run(ctx, req.Config, env)
 	var ue *bootstrap.UsageError
 	if errors.As(err, &ue) { // a bad value of the NodeConfig: bad input, exit 1
@@ -93,10 +113,27 @@ func runInit(prog string, args []string, stdout, stderr io.Writer) int {
 	return s.finish(prog, err, stderr)
 }
 
+// startedBy says which unit starts the kubelet in this phase, for the journal's line
+// on its order.
+func startedBy(ks bootstrap.KubeletStart, phase string) string {
+	switch {
+	case phase == phaseAll:
+		return "this run"
+	case ks.Early && phase == phaseConfig:
+		return "this phase, queued: it starts once this phase has ended"
+	case ks.Early:
+		return "the config phase (this phase starts it if it is not running, and checks that it stays up)"
+	case phase == phaseConfig:
+		return "eksboot-run.service, after cloud-final"
+	}
+	return "this phase"
+}
+
 // initRequest reads the user data from IMDS, with the instance's facts, and the
 // drop-ins from the root, and merges their NodeConfigs. The run then uses these
-// facts: IMDS is read once (env.IMDS answers from them).
-func initRequest(ctx context.Context, s bootstrap.Settings, env *bootstrap.Env) (bootstrap.Request, bool, error) {
+// facts: IMDS is read once (env.IMDS answers from them). The request's settings
+// carry when the kubelet starts (bootstrap.KubeletStartFor the user data's parts).
+func initRequest(ctx context.Context, s bootstrap.Settings, afterCloudFinal bool, env *bootstrap.Env) (bootstrap.Request, bool, error) {
 	endpoint, err := imds.ResolveEndpoint(s.IMDSEndpoint, env.Getenv)
 	if err != nil {
 		return bootstrap.Request{}, false, err
@@ -133,5 +170,6 @@ func initRequest(ctx context.Context, s bootstrap.Settings, env *bootstrap.Env) 
 	if err != nil {
 		return bootstrap.Request{}, false, err
 	}
+	s.KubeletStart = bootstrap.KubeletStartFor(parts, afterCloudFinal)
 	return bootstrap.RequestFromNodeConfigs(parts, dropIns, s)
 }

@@ -140,10 +140,12 @@ func TestInitDropIns(t *testing.T) {
 	}
 }
 
-// TestInitPhases: the config phase writes without touching systemd; the run phase on
-// the same (already written) files restarts nothing (containerd and the kubelet start
-// after the config phase, on its files) and starts the kubelet; a file changed between
-// the phases (a user-data script's drop-in) restarts what reads it.
+// TestInitPhases: the config phase writes, reloads systemd and, for user data that
+// is only NodeConfig, queues the kubelet's start without waiting for it; the run
+// phase on the same (already written) files restarts nothing (containerd and the
+// kubelet start after the config phase, on its files) and starts the kubelet; a
+// file changed between the phases (a user-data script's drop-in) restarts what
+// reads it.
 func TestInitPhases(t *testing.T) {
 	offline(t)
 	ud := nodeConfig(t, "10-nodeadm-plain-nodeconfig.userdata")
@@ -153,6 +155,7 @@ func TestInitPhases(t *testing.T) {
 	must(t, err)
 	t.Cleanup(func() { _ = srv.Close() })
 	dir := t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(dir, bootstrap.StatusDir), 0o755))
 	common := []string{"--root", dir, "--kubelet-version", "1.32.9", "--imds-endpoint", srv.URL()}
 	sd := &recordingSystemd{}
 	old := envHook
@@ -160,12 +163,22 @@ func TestInitPhases(t *testing.T) {
 		old(env)
 		env.Systemd = func(context.Context) (systemd.Manager, error) { return sd, nil }
 	}
+	t.Cleanup(func() { envHook = old })
 	var stdout, stderr bytes.Buffer
 	if code := Main(append([]string{"eksboot", "init", "--phase", "config"}, common...), &stdout, &stderr); code != 0 {
 		t.Fatalf("config phase: exit %d\n%s", code, stderr.String())
 	}
-	if got := strings.Join(sd.calls, ", "); got != "daemon-reload" {
-		t.Errorf("config phase asked systemd for %q, want only a daemon-reload (its drop-ins must be seen by the units that start after it)", got)
+	if got := strings.Join(sd.calls, ", "); got != "daemon-reload, start --no-block kubelet.service" {
+		t.Errorf("config phase asked systemd for %q, want a daemon-reload (its drop-ins must be seen by the units that start after it), then the kubelet's start queued", got)
+	}
+	const early = "kubelet start before cloud-final: the user data has only NodeConfig parts (1), which cloud-init does not run"
+	if !strings.Contains(stderr.String(), early) {
+		t.Errorf("config phase: the journal does not say %q:\n%s", early, stderr.String())
+	}
+	status, err := os.ReadFile(filepath.Join(dir, bootstrap.StatusPath))
+	must(t, err)
+	if !strings.Contains(string(status), `"kubeletStart": "before cloud-final: the user data has only NodeConfig parts (1)`) {
+		t.Errorf("the status does not record the order:\n%s", status)
 	}
 	stdout.Reset()
 	stderr.Reset()
@@ -177,8 +190,8 @@ func TestInitPhases(t *testing.T) {
 			t.Errorf("run phase (dry run) lacks %q:\n%s", want, stdout.String())
 		}
 	}
-	if strings.Contains(stdout.String(), "restart") {
-		t.Errorf("run phase (dry run) restarts with nothing changed:\n%s", stdout.String())
+	if strings.Contains(stdout.String(), "restart") || strings.Contains(stdout.String(), "--no-block") {
+		t.Errorf("run phase (dry run) restarts with nothing changed, or queues:\n%s", stdout.String())
 	}
 	dropIn := "apiVersion: node.eks.aws/v1alpha1\nkind: NodeConfig\nspec: {kubelet: {flags: [--node-labels=late=1]}}\n"
 	must(t, os.MkdirAll(filepath.Join(dir, "etc/eks/eksboot.d"), 0o755))
@@ -192,6 +205,77 @@ func TestInitPhases(t *testing.T) {
 	}
 	if code := Main(append([]string{"eksboot", "init", "--phase", "later"}, common...), io.Discard, io.Discard); code != 2 {
 		t.Errorf("--phase later: exit %d, want 2", code)
+	}
+}
+
+// TestInitKubeletAfterCloudFinal: the config phase leaves the kubelet's start to the
+// run phase, after cloud-final, when cloud-init runs a part of the user data (a
+// script beside the NodeConfig) or when $EKSBOOT_KUBELET_START or --kubelet-start
+// asks for it; and the journal says why. A value other than the two is exit 2.
+func TestInitKubeletAfterCloudFinal(t *testing.T) {
+	offline(t)
+	nc := nodeConfig(t, "10-nodeadm-plain-nodeconfig.userdata")
+	withScript := "MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=B\n\n--B\nContent-Type: application/node.eks.aws\n\n" + nc +
+		"\n--B\nContent-Type: text/x-shellscript\n\n#!/bin/sh\necho hello\n--B--\n"
+	for _, tc := range []struct {
+		name, userData, env string
+		args                []string
+		wantCalls, wantLine string
+		wantCode            int
+	}{
+		{
+			name: "a script part", userData: withScript, wantCalls: "daemon-reload",
+			wantLine: "kubelet start after cloud-final: part 2 (text/x-shellscript) is a script that cloud-final runs",
+		},
+		{
+			name: "asked by the variable", userData: nc, env: "after-cloud-final", wantCalls: "daemon-reload",
+			wantLine: "kubelet start after cloud-final: asked for (--kubelet-start or EKSBOOT_KUBELET_START after-cloud-final), although the user data has only NodeConfig parts (1)",
+		},
+		{
+			name: "asked by the flag", userData: nc, env: "auto", args: []string{"--kubelet-start", "after-cloud-final"}, wantCalls: "daemon-reload",
+			wantLine: "kubelet start after cloud-final: asked for",
+		},
+		{
+			name: "the flag wins over the variable", userData: nc, env: "after-cloud-final", args: []string{"--kubelet-start=auto"},
+			wantCalls: "daemon-reload, start --no-block kubelet.service", wantLine: "kubelet start before cloud-final",
+		},
+		{
+			name: "a bad value", userData: nc, env: "early", wantCode: 2,
+			wantLine: `eksboot init: --kubelet-start (or $EKSBOOT_KUBELET_START) "early": want auto or after-cloud-final`,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			inst := imdstest.DefaultInstance()
+			inst.UserData = tc.userData
+			srv, err := imdstest.NewServer(inst)
+			must(t, err)
+			t.Cleanup(func() { _ = srv.Close() })
+			sd := &recordingSystemd{}
+			old := envHook
+			envHook = func(env *bootstrap.Env) {
+				old(env)
+				env.Systemd = func(context.Context) (systemd.Manager, error) { return sd, nil }
+				getenv := env.Getenv
+				env.Getenv = func(k string) string {
+					if k == kubeletStartVar {
+						return tc.env
+					}
+					return getenv(k)
+				}
+			}
+			t.Cleanup(func() { envHook = old })
+			var stderr bytes.Buffer
+			args := append([]string{"eksboot", "init", "--phase", "config", "--root", t.TempDir(), "--kubelet-version", "1.32.9", "--imds-endpoint", srv.URL()}, tc.args...)
+			if code := Main(args, io.Discard, &stderr); code != tc.wantCode {
+				t.Fatalf("exit %d, want %d\n%s", code, tc.wantCode, stderr.String())
+			}
+			if got := strings.Join(sd.calls, ", "); got != tc.wantCalls {
+				t.Errorf("systemd was asked for %q, want %q", got, tc.wantCalls)
+			}
+			if !strings.Contains(stderr.String(), tc.wantLine) {
+				t.Errorf("stderr lacks %q:\n%s", tc.wantLine, stderr.String())
+			}
+		})
 	}
 }
 
@@ -325,6 +409,7 @@ func (r *recordingSystemd) Restart(_ context.Context, u string) error {
 	r.calls = append(r.calls, "restart "+u)
 	return nil
 }
+
 func (r *recordingSystemd) StartNoBlock(_ context.Context, u string) error {
 	r.calls = append(r.calls, "start --no-block "+u)
 	return nil
@@ -340,8 +425,8 @@ func (r *recordingSystemd) Close() {}
 // (they were declared twice, and init's --log-format said "console or json").
 func TestInitFlagsAreBootstraps(t *testing.T) {
 	var io, bo bootstrap.Options
-	var phase string
-	ifs, bfs := initFlags("init", &io, &phase), flags.Bootstrap("bootstrap", &bo)
+	var phase, kubeletStart string
+	ifs, bfs := initFlags("init", &io, &phase, &kubeletStart), flags.Bootstrap("bootstrap", &bo)
 	for _, name := range []string{"root", "log-format", "imds-timeout", "systemd-timeout", "discovery-timeout"} {
 		i, b := ifs.Lookup(name), bfs.Lookup(name)
 		if i == nil || b == nil || i.DefValue != b.DefValue {
