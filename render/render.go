@@ -98,6 +98,10 @@ type Result struct {
 	// script's kubelet-config.json, spec.kubelet.config, the image's drop-ins).
 	KubeletEffective  []byte
 	KubeletConfigFrom []string
+	// KubeletStart says when the node's kubelet starts, and why: init's order for a
+	// NodeConfig (bootstrap.KubeletStartFor), else the cloud-init stage that runs
+	// the bootstrap.sh call.
+	KubeletStart string
 }
 
 // Render evaluates raw's scripts on a simulated instance and runs the bootstrap
@@ -193,6 +197,8 @@ func Render(ctx context.Context, raw []byte, o Options) (*Result, error) {
 			return nil, err
 		}
 		last, lastReq = n, req
+		r.KubeletStart = bootstrap.KubeletStartFor(parts, false).String() +
+			" (eksboot init; an image's EKSBOOT_KUBELET_START=after-cloud-final keeps it after cloud-final)"
 		if ev != nil && len(ev.Calls) > 0 {
 			r.Warnings = append(r.Warnings, fmt.Sprintf("%s also calls bootstrap.sh, after the NodeConfig configured the node: it bootstraps the node again (render shows the NodeConfig's node)", ev.Calls[0].Where))
 		}
@@ -242,6 +248,7 @@ func checkCalls(parts []userdata.Part, ev *sim.Evaluation, r *Result) error {
 	if len(c.Unknown) > 0 {
 		return fmt.Errorf("user data: %w", &sim.UnresolvedError{Where: c.Where, Reason: strings.Join(c.Unknown, "; ")})
 	}
+	r.KubeletStart = "in " + callStage(c) + ": the bootstrap.sh call of " + c.Where + " starts it"
 	if len(ev.Calls) > 1 {
 		var where []string
 		for _, c := range ev.Calls {
@@ -278,6 +285,16 @@ func nodeFiles(n sim.Node) imagefixture.Files {
 		files[p] = imagefixture.File{Data: f.Data, Mode: f.Mode}
 	}
 	return imagefixture.FromMap(files, n.Dirs)
+}
+
+// callStage is the cloud-init stage that runs the part of a bootstrap.sh call: the
+// init stage for a boothook and cloud-config's bootcmd, else cloud-final (scripts,
+// runcmd).
+func callStage(c sim.Call) string {
+	if c.Part.ContentType == userdata.TypeBoothook || strings.Contains(c.Where, " bootcmd") {
+		return "cloud-init's init stage (cloud-init.service)"
+	}
+	return "cloud-final"
 }
 
 // requestFromCall interprets a bootstrap.sh call as the shim hands it to eksboot.

@@ -180,3 +180,39 @@ func TestRenderGoldenUserData(t *testing.T) {
 }
 
 func isZero(v any) bool { return v == nil || v == 0.0 || v == "" }
+
+// TestRenderSaysWhenTheKubeletStarts: NodeConfig parts alone start it before
+// cloud-final; a script beside them keeps it after, naming the part; a bootstrap.sh
+// call starts it in the stage that runs its part.
+func TestRenderSaysWhenTheKubeletStarts(t *testing.T) {
+	ca := goldenCA(t)
+	nc, err := os.ReadFile("../testdata/userdata/10-nodeadm-plain-nodeconfig.userdata")
+	must(t, err)
+	call := "/etc/eks/bootstrap.sh c --b64-cluster-ca " + ca + " --apiserver-endpoint https://x.example.com\n"
+	mime := func(parts ...string) string {
+		s := "MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=B\n\n"
+		for _, p := range parts {
+			s += "--B\n" + p + "\n"
+		}
+		return s + "--B--\n"
+	}
+	for _, tc := range []struct{ name, userData, want string }{
+		{"NodeConfig only", string(nc), "before cloud-final: the user data has only NodeConfig parts (1), which cloud-init does not run (eksboot init; an image's EKSBOOT_KUBELET_START=after-cloud-final keeps it after cloud-final)"},
+		{
+			"NodeConfig and a script", mime("Content-Type: application/node.eks.aws\n\n"+string(nc), "Content-Type: text/x-shellscript\n\n#!/bin/sh\necho hi\n"),
+			"after cloud-final: part 2 (text/x-shellscript) is a script that cloud-final runs (eksboot init; an image's EKSBOOT_KUBELET_START=after-cloud-final keeps it after cloud-final)",
+		},
+		{"bootstrap.sh in a script", "#!/bin/bash\n" + call, "in cloud-final: the bootstrap.sh call of part 1 (text/x-shellscript) line 2 starts it"},
+		{"bootstrap.sh in bootcmd", "#cloud-config\nbootcmd:\n- " + strings.TrimSpace(call) + "\n", "in cloud-init's init stage (cloud-init.service): the bootstrap.sh call of part 1 (text/cloud-config) bootcmd line 2 starts it"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := renderScript(t, tc.userData)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.KubeletStart != tc.want {
+				t.Errorf("KubeletStart\n got %q\nwant %q", r.KubeletStart, tc.want)
+			}
+		})
+	}
+}

@@ -211,6 +211,7 @@ func printRender(w io.Writer, r *render.Result, instanceType, region string) {
 		fmt.Fprintf(w, "\n==> the configuration the kubelet runs with: kubelet-config.json with the drop-ins of %s over it, in name order (flags aside)\n%s", kubeletconf.ConfigDropInDir, r.KubeletEffective)
 	}
 	fmt.Fprintf(w, "\n==> kubelet flags\n%s\n", r.Flags)
+	fmt.Fprintf(w, "\n==> kubelet start\n%s\n", r.KubeletStart)
 	if len(r.Discovery) > 0 {
 		fmt.Fprintf(w, "\n==> cluster discovery\n")
 		for _, d := range r.Discovery {
