@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/eksboot/eksboot/bootstrap"
 	"github.com/eksboot/eksboot/imds/imdstest"
 	"github.com/eksboot/eksboot/kubeletconf"
 )
@@ -249,6 +250,28 @@ func TestWhatEksbootWrote(t *testing.T) {
 	want(t, n.run(), "eksboot.last-run", Fail, "failed: instance facts: imds: latest/api/token: HTTP 403")
 	must(t, os.Remove(filepath.Join(n.dir, "var/lib/eksboot/status.json")))
 	want(t, n.run(), "eksboot.last-run", Warn, "no record of an eksboot run")
+}
+
+// TestKubeletStartOrder: init's recorded order is reported, with when the kubelet
+// and cloud-final became active; a run that recorded none (bootstrap.sh's) shows no
+// such check.
+func TestKubeletStartOrder(t *testing.T) {
+	n := newNode(t)
+	for _, res := range n.run().Results {
+		if res.Check == "eksboot.kubelet-start" {
+			t.Errorf("eksboot.kubelet-start without a recorded order: %s", res.Evidence)
+		}
+	}
+	s, err := bootstrap.ReadStatus(n.root)
+	must(t, err)
+	s.KubeletStart = "before cloud-final: the user data has only NodeConfig parts (2), which cloud-init does not run"
+	must(t, bootstrap.WriteStatus(n.root, s))
+	units := n.units.units
+	kubelet := units["kubelet.service"]
+	units["cloud-final.service"] = UnitState{LoadState: "loaded", ActiveState: "active", SubState: "exited", Result: "success", ActiveEnter: kubelet.ActiveEnter.Add(2500 * time.Millisecond)}
+	want(t, n.run(), "eksboot.kubelet-start", OK,
+		"the kubelet starts before cloud-final: the user data has only NodeConfig parts (2), which cloud-init does not run; this boot: the kubelet active since ",
+		", 2.5s before cloud-final ended (")
 }
 
 // TestUnitsThatFailed: a failed kubelet shows its state and the last error of its

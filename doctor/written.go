@@ -19,6 +19,32 @@ const eksbootGroup = "eksboot"
 // maxFileRead bounds each of eksboot's files read back (as rootfs does).
 const maxFileRead = rootfs.DefaultReadLimit
 
+// checkKubeletStart reports when `eksboot init` had the kubelet start and why, as
+// its run recorded it, with when the kubelet and cloud-final last became active
+// (systemd's timestamps; the kubelet's is its last start). It is information: the
+// kubelet's own state is runtime.kubelet's.
+func (d *run) checkKubeletStart(recorded string) {
+	ev := "the kubelet starts " + clip(recorded, 400)
+	at := map[string]time.Time{}
+	for _, unit := range []string{"kubelet.service", "cloud-final.service"} {
+		ctx, cancel := d.checkCtx()
+		u, err := d.env.Units.Unit(ctx, unit)
+		cancel()
+		if err == nil && !u.ActiveEnter.IsZero() {
+			at[unit] = u.ActiveEnter
+		}
+	}
+	if k, f := at["kubelet.service"], at["cloud-final.service"]; !k.IsZero() && !f.IsZero() {
+		rel := "after"
+		if k.Before(f) {
+			rel = "before"
+		}
+		ev += fmt.Sprintf("; this boot: the kubelet active since %s, %.1fs %s cloud-final ended (%s)",
+			k.UTC().Format(time.RFC3339), k.Sub(f).Abs().Seconds(), rel, f.UTC().Format(time.RFC3339))
+	}
+	d.add(eksbootGroup, "eksboot.kubelet-start", OK, ev, "")
+}
+
 // checkStatus: the last run's record, and whether the files still equal it.
 func (d *run) checkStatus() {
 	s, err := bootstrap.ReadStatus(d.env.Files)
@@ -40,6 +66,9 @@ func (d *run) checkStatus() {
 			"Fix what the error says, then run eksboot again (systemctl restart eksboot-run, or the bootstrap.sh command line of the user data).")
 	} else {
 		d.add(eksbootGroup, "eksboot.last-run", OK, what+": ok", "")
+	}
+	if s.KubeletStart != "" {
+		d.checkKubeletStart(s.KubeletStart)
 	}
 	if len(s.Files) == 0 {
 		return
