@@ -163,9 +163,16 @@ locale: C.UTF-8
 	// which eksboot gives the kubelet).
 	b.write("etc/e2e/pki/tokens.csv", 0o600, fmt.Sprintf("%s,system:node:%s,e2e-kubelet,system:nodes\n%s,e2e-admin,e2e-admin,system:masters\n",
 		bl.pki.kubeletToken, inst.LocalHostname, bl.pki.adminToken))
+	// The cluster exists before the node boots: etcd and the API server start first
+	// in the box, beside systemd's own early units (no default dependencies), so
+	// that they are up when the kubelet first asks; e2e-apiserver-ready says when
+	// (the timelines show it).
 	b.write("etc/systemd/system/e2e-etcd.service", 0o644, `# make e2e: the API server's etcd, loopback only.
 [Unit]
 Description=e2e: etcd
+DefaultDependencies=no
+Conflicts=shutdown.target
+Before=shutdown.target
 
 [Service]
 ExecStart=/usr/local/bin/etcd --name=e2e --data-dir=/var/lib/e2e-etcd --unsafe-no-fsync \
@@ -174,14 +181,17 @@ ExecStart=/usr/local/bin/etcd --name=e2e --data-dir=/var/lib/e2e-etcd --unsafe-n
     --initial-cluster=e2e=http://127.0.0.1:2380 --listen-metrics-urls=http://127.0.0.1:2381
 
 [Install]
-WantedBy=multi-user.target
+WantedBy=sysinit.target
 `)
-	b.enable("e2e-etcd.service", "multi-user.target")
+	b.enable("e2e-etcd.service", "sysinit.target")
 	b.write("etc/systemd/system/e2e-apiserver.service", 0o644, `# make e2e: the cluster's API server, serving the endpoint of the user data on 443.
 [Unit]
 Description=e2e: kube-apiserver
 Wants=e2e-etcd.service
 After=e2e-etcd.service
+DefaultDependencies=no
+Conflicts=shutdown.target
+Before=shutdown.target
 
 [Service]
 ExecStart=/usr/local/bin/kube-apiserver --etcd-servers=http://127.0.0.1:2379 \
@@ -196,9 +206,41 @@ Restart=on-failure
 RestartSec=1
 
 [Install]
+WantedBy=sysinit.target
+`)
+	b.enable("e2e-apiserver.service", "sysinit.target")
+	b.write("usr/local/bin/e2e-apiserver-ready", 0o755, `#!/usr/bin/python3
+# make e2e: wait until the API server answers /readyz (at most two minutes).
+import socket, ssl, sys, time, urllib.request
+ctx = ssl.create_default_context(cafile="/etc/e2e/pki/ca.crt")
+ctx.check_hostname = False
+for _ in range(1200):
+    try:
+        if urllib.request.urlopen("https://127.0.0.1:443/readyz", context=ctx, timeout=2).status == 200:
+            sys.exit(0)
+    except (OSError, ssl.SSLError):
+        pass
+    time.sleep(0.1)
+sys.exit("the API server did not become ready in two minutes")
+`)
+	b.write("etc/systemd/system/e2e-apiserver-ready.service", 0o644, `# make e2e: when the box's API server is ready (the timelines show it).
+[Unit]
+Description=e2e: kube-apiserver ready
+Wants=e2e-apiserver.service
+After=e2e-apiserver.service
+DefaultDependencies=no
+Conflicts=shutdown.target
+Before=shutdown.target
+
+[Service]
+Type=oneshot
+RemainAfterExit=yes
+ExecStart=/usr/local/bin/e2e-apiserver-ready
+
+[Install]
 WantedBy=multi-user.target
 `)
-	b.enable("e2e-apiserver.service", "multi-user.target")
+	b.enable("e2e-apiserver-ready.service", "multi-user.target")
 
 	// The one stand-in: IAM authentication. The kubeconfig eksboot writes runs
 	// aws-iam-authenticator (or aws eks get-token); here both print the API server's

@@ -267,14 +267,24 @@ with open("/run/e2e/base-runtime-spec.json", "w") as f:
 	if err := writeOCIArchive(bl.pause, "pod", filepath.Join(b.root, "etc/e2e/pod-image.tar"), podImage); err != nil {
 		t.Fatal(err)
 	}
-	dropIn := "# make e2e: the image build's cached images (never pulled).\n[Service]\n" +
-		"ExecStartPost=/usr/bin/ctr --namespace k8s.io images import /etc/eks/pause.tar\n" +
-		"ExecStartPost=/usr/bin/ctr --namespace k8s.io images import /etc/e2e/pod-image.tar\n"
-	if pb.profile == "al2" {
-		// The AL2 image's sandbox-image.service pulls the sandbox image that
-		// containerd's config names, with the node's ECR credentials; the box has no
-		// registry, so the cached image is tagged with that name instead.
-		b.write("usr/local/bin/e2e-sandbox-image", 0o755, `#!/bin/sh
+	imports := "ExecStart=/usr/bin/ctr --namespace k8s.io images import /etc/eks/pause.tar\n" +
+		"ExecStart=/usr/bin/ctr --namespace k8s.io images import /etc/e2e/pod-image.tar\n"
+	if pb.profile == "al2023" {
+		// AL2023's image has them in containerd's store from its build: nothing waits
+		// for them at boot. Here they are imported beside the boot, off the kubelet's
+		// path (it needs them for a pod, not to become Ready); runPod waits for them.
+		b.write("etc/systemd/system/e2e-images.service", 0o644, "# make e2e: the image build's cached images (never pulled).\n"+
+			"[Unit]\nDescription=e2e: the image build's cached images\nRequires=containerd.service\nAfter=containerd.service\n\n"+
+			"[Service]\nType=oneshot\nRemainAfterExit=yes\n"+imports+"\n[Install]\nWantedBy=multi-user.target\n")
+		b.enable("e2e-images.service", "multi-user.target")
+		return
+	}
+	dropIn := "# make e2e: the image build's cached images (never pulled).\n[Service]\n" + strings.ReplaceAll(imports, "ExecStart=", "ExecStartPost=")
+	// AL2: at each start of containerd, as the AMI's sandbox-image.service does after
+	// it. That unit pulls the sandbox image that containerd's config names, with the
+	// node's ECR credentials; the box has no registry, so the cached image is tagged
+	// with that name instead.
+	b.write("usr/local/bin/e2e-sandbox-image", 0o755, `#!/bin/sh
 # make e2e: the AL2 image's sandbox-image.service without a registry: the cached
 # pause image, tagged with the sandbox_image containerd's config names.
 set -eu
@@ -285,8 +295,7 @@ if [ -z "$image" ]; then
 fi
 exec /usr/bin/ctr --namespace k8s.io images tag --force `+al2023Pause+` "$image"
 `)
-		dropIn += "ExecStartPost=/usr/local/bin/e2e-sandbox-image\n"
-	}
+	dropIn += "ExecStartPost=/usr/local/bin/e2e-sandbox-image\n"
 	b.write("etc/systemd/system/containerd.service.d/50-e2e-images.conf", 0o644, dropIn)
 }
 
@@ -413,6 +422,11 @@ func runPod(t *testing.T, ctx context.Context, b *box, nodeName string, pb podBo
 	}
 	if err := os.WriteFile(manifest, j, 0o644); err != nil {
 		t.Fatal(err)
+	}
+	if pb.profile == "al2023" {
+		if out, err := b.execCtx(ctx, "sh", "-c", "until systemctl is-active --quiet e2e-images.service; do systemctl is-failed --quiet e2e-images.service && exit 1; sleep 0.2; done"); err != nil {
+			t.Fatalf("the cached images were not imported: %v %s\n%s", err, out, tail(b.journal("e2e-images.service"), 20))
+		}
 	}
 	// The ServiceAccount admission wants the namespace's default account, which the
 	// controller manager (not in the box) would make.
