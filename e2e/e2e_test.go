@@ -51,8 +51,11 @@ type userDataCase struct {
 	// what eksboot wrote, and the Node's capacity against both).
 	wantMaxPods int
 	// failUnit is, for a case whose kubelet cannot start, the unit that must fail
-	// with a message naming kubelet.service.
-	failUnit string
+	// with a message holding failLine.
+	failUnit, failLine string
+	// kubeletDropIn is a kubelet.service drop-in of the image (the box's), for a
+	// kubelet that cannot start for a reason eksboot cannot see.
+	kubeletDropIn string
 }
 
 // cgroupV1Flag keeps the kubelet running on this machine's cgroup v1 host: from
@@ -94,7 +97,22 @@ var cases = []userDataCase{
 			{"    config:\n      maxPods: 110\n", "    config:\n      failCgroupV1: false\n      maxPods: 110\n"},
 			{"    - --node-labels=tier=backend\n", "    - --node-labels=tier=backend\n    - --e2e-no-such-flag=1\n"},
 		},
-		failUnit: "eksboot-run.service",
+		// eksboot refuses a flag the node's kubelet does not have, before it writes
+		// anything: the config phase fails, and the run phase with it (Requires=).
+		failUnit: "eksboot-config.service",
+		failLine: `"--e2e-no-such-flag=1": kubelet 1.`,
+	},
+	{
+		// A kubelet that exits at once for a reason eksboot cannot see (here the
+		// image's drop-in gives it a flag it does not have): the config phase starts
+		// it (NodeConfig only), and the run phase, after cloud-final, must fail
+		// naming it.
+		sample:        "13-eks-mng-al2023-merged-by-eks",
+		name:          "13-kubelet-that-exits",
+		edits:         [][2]string{{"    config:\n      maxPods: 110\n", "    config:\n      failCgroupV1: false\n      maxPods: 110\n"}},
+		kubeletDropIn: "# make e2e: a kubelet that cannot start.\n[Service]\nExecStart=\nExecStart=/usr/bin/kubelet --e2e-no-such-flag=1\n",
+		failUnit:      "eksboot-run.service",
+		failLine:      "kubelet.service did not stay running",
 	},
 }
 
@@ -324,6 +342,9 @@ func runCase(t *testing.T, bl *build, k kubernetes, c userDataCase, machine stri
 	inst.UserData = userData
 	b := newBox(t, machine, bl.base)
 	provision(t, b, bl, kubeletDir(t, bl, k), inst, endpointHost)
+	if c.kubeletDropIn != "" {
+		b.write("etc/systemd/system/kubelet.service.d/99-e2e.conf", 0o644, c.kubeletDropIn)
+	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
@@ -338,7 +359,7 @@ func runCase(t *testing.T, bl *build, k kubernetes, c userDataCase, machine stri
 	checkNoOrderingCycle(t, b, c.failUnit)
 
 	if c.failUnit != "" {
-		checkKubeletFailure(t, b, c.failUnit, state)
+		checkKubeletFailure(t, b, c.failUnit, c.failLine, state)
 		return
 	}
 	if state != "running" {
@@ -380,7 +401,8 @@ func checkNoOrderingCycle(t *testing.T, b *box, failUnit string) {
 		"eksboot-config.service", "eksboot-run.service", "cloud-init-local.service",
 		"cloud-init.service", "cloud-config.service", "cloud-final.service",
 	} {
-		if u == failUnit {
+		// The run phase Requires= the config phase: when that fails, it never runs.
+		if u == failUnit || (failUnit == "eksboot-config.service" && u == "eksboot-run.service") {
 			continue
 		}
 		out, err := b.exec("systemctl", "show", "--property=ActiveState,Result", u)
@@ -426,8 +448,8 @@ func waitLeaseRenewed(t *testing.T, ctx context.Context, b *box, name string, si
 		since.Format(time.RFC3339), last, tail(b.journal("kubelet.service"), 20))
 }
 
-// checkKubeletFailure: the bootstrap unit failed and its journal names kubelet.service.
-func checkKubeletFailure(t *testing.T, b *box, unit, state string) {
+// checkKubeletFailure: the bootstrap unit failed and its journal holds want.
+func checkKubeletFailure(t *testing.T, b *box, unit, want, state string) {
 	t.Helper()
 	if state != "degraded" {
 		t.Errorf("systemctl is-system-running: %s, want degraded (a failed unit)", state)
@@ -436,10 +458,16 @@ func checkKubeletFailure(t *testing.T, b *box, unit, state string) {
 		t.Errorf("%s: %s, want failed", unit, strings.TrimSpace(out))
 	}
 	j := b.journal(unit)
-	if l := lines(j, "kubelet.service"); len(l) == 0 {
-		t.Errorf("the journal of %s does not name kubelet.service:\n%s", unit, tail(j, 30))
+	if l := lines(j, want); len(l) == 0 {
+		t.Errorf("the journal of %s does not say %q:\n%s", unit, want, tail(j, 30))
 	} else {
 		t.Logf("%s failed as it should: %s", unit, strings.Join(l, "\n"))
+	}
+	if unit == "eksboot-config.service" {
+		// Refused before anything was written or started.
+		if out, _ := b.exec("systemctl", "show", "--property=ExecMainStartTimestampMonotonic", "--value", "kubelet.service"); strings.TrimSpace(out) != "0" {
+			t.Errorf("the kubelet was started (ExecMainStartTimestampMonotonic %s) although the config phase refused the user data", strings.TrimSpace(out))
+		}
 	}
 }
 
